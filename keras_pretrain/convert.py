@@ -1,0 +1,68 @@
+"""Importing published checkpoints into keras_pretrain models.
+
+`from_huggingface(folder)` reads a local Hugging Face model folder and
+dispatches on its `config.json` `model_type`; `from_tf1_checkpoint(path)` reads
+an original Google TF1 checkpoint folder. Each family registers its converter
+below (module path and function), so adding a family is one line here.
+Nothing is downloaded: the folder must be on disk.
+"""
+
+import importlib
+import os
+
+from keras_pretrain.checkpoints.huggingface import read_json
+from keras_pretrain.errors import CheckpointFormatError
+from keras_pretrain.errors import ConfigError
+
+# model_type in config.json -> "module:function(folder, pretrainer)".
+HUGGINGFACE_CONVERTERS = {
+    "bert": "keras_pretrain.models.bert.bert_convert:convert_huggingface",
+}
+
+# family -> "module:function(path, pretrainer)" for original TF1 checkpoints.
+TF1_CONVERTERS = {
+    "bert": "keras_pretrain.models.bert.bert_convert:convert_tf1",
+}
+
+
+def _resolve(spec):
+    module, function = spec.split(":")
+    return getattr(importlib.import_module(module), function)
+
+
+def from_huggingface(path, pretrainer=False):
+    """Loads a local Hugging Face folder into our model and tokenizer.
+
+    Args:
+        path: folder with `config.json`, `model.safetensors` or
+            `pytorch_model.bin`, and tokenizer files (`vocab.txt`, ...).
+        pretrainer: bool. Also load the pretraining heads and return the
+            family's pretrainer task instead of the bare backbone.
+
+    Returns:
+        `(model, tokenizer)`; tokenizer is None when the folder has none.
+    """
+    path = os.fspath(path)
+    if not os.path.isdir(path):
+        raise CheckpointFormatError(f"{path}: not a folder.")
+    config_path = os.path.join(path, "config.json")
+    model_type = read_json(config_path).get("model_type")
+    if model_type not in HUGGINGFACE_CONVERTERS:
+        raise ConfigError(
+            f"{config_path}: model_type {model_type!r} is not supported; "
+            f"supported: {sorted(HUGGINGFACE_CONVERTERS)}."
+        )
+    return _resolve(HUGGINGFACE_CONVERTERS[model_type])(path, pretrainer=pretrainer)
+
+
+def from_tf1_checkpoint(path, family="bert", pretrainer=False, **kwargs):
+    """Loads an original TF1 checkpoint folder (Google layout) of `family`."""
+    if family not in TF1_CONVERTERS:
+        raise ConfigError(
+            f"No TF1 checkpoint converter for family {family!r}; "
+            f"supported: {sorted(TF1_CONVERTERS)}."
+        )
+    path = os.fspath(path)
+    if not os.path.exists(path) and not os.path.exists(path + ".index"):
+        raise CheckpointFormatError(f"{path}: no such file or folder.")
+    return _resolve(TF1_CONVERTERS[family])(path, pretrainer=pretrainer, **kwargs)

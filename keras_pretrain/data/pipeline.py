@@ -1,0 +1,276 @@
+"""From corpus files to a batched `tf.data.Dataset` of pretraining features, for `model.fit`.
+
+The pieces (`read_documents`, instance builders, masking strategies, features, `DynamicMasking`) can be used
+on their own; this module strings them together as the original script does: documents shuffled, instances
+built `dupe_factor` times, each copy masked differently (static) or masked anew each epoch (dynamic).
+"""
+
+import random
+
+import tensorflow as tf
+
+from keras_pretrain.data.corpus import CorpusStats, read_documents
+from keras_pretrain.data.dynamic import DynamicMasking
+from keras_pretrain.data.features import instances_to_arrays
+from keras_pretrain.data.instances import OBJECTIVES, create_instances
+from keras_pretrain.data.masking import MASKINGS, MaskingStrategy, TokenMasking, get_masking
+from keras_pretrain.errors import ConfigError
+
+
+def tokenizer_vocabulary(tokenizer):
+    """The token list (index = id) of a keras-hub tokenizer, or None for a plain callable."""
+    if hasattr(tokenizer, "get_vocabulary"):
+        return list(tokenizer.get_vocabulary())
+    return None
+
+
+def tokenize_documents(documents, tokenizer, batch_sentences=2048):
+    """Tokenize documents into token strings, batching sentences through the tokenizer.
+
+    Args:
+        documents: iterable of documents (lists of sentence strings).
+        tokenizer: a keras-hub tokenizer (`tokenize` giving ids, `get_vocabulary`), or a callable
+            str -> list of token strings.
+        batch_sentences: int, sentences per tokenizer call.
+
+    Returns:
+        A list of documents, each a list of sentences (lists of token strings); empty sentences dropped.
+    """
+    vocabulary = tokenizer_vocabulary(tokenizer) if hasattr(tokenizer, "tokenize") else None
+    out = []
+    pending_docs, pending_sentences = [], []
+
+    def flush():
+        if not pending_sentences:
+            return
+        if vocabulary is None:
+            tokenized = [list(tokenizer(s)) for s in pending_sentences]
+        else:
+            ids = tokenizer.tokenize(tf.constant(pending_sentences))
+            if not isinstance(ids, tf.RaggedTensor):
+                raise ConfigError(
+                    "The tokenizer must return ragged ids (build it without `sequence_length`)."
+                )
+            tokenized = [[vocabulary[i] for i in row] for row in ids.to_list()]
+        k = 0
+        for count in pending_docs:
+            doc = [s for s in tokenized[k:k + count] if s]
+            k += count
+            if doc:
+                out.append(doc)
+        pending_docs.clear()
+        pending_sentences.clear()
+
+    for document in documents:
+        pending_docs.append(len(document))
+        pending_sentences.extend(document)
+        if len(pending_sentences) >= batch_sentences:
+            flush()
+    flush()
+    return out
+
+
+def create_training_instances(
+    documents,
+    objective="nsp",
+    masking=None,
+    max_seq_length=128,
+    dupe_factor=1,
+    short_seq_prob=0.1,
+    rng=None,
+    **kwargs,
+):
+    """The original `create_training_instances`: shuffle documents, build `dupe_factor` rounds, mask, shuffle.
+
+    Args:
+        documents: tokenized documents (lists of sentences of token strings).
+        objective: str, one of "nsp", "sop", "full_sentences", "doc_sentences".
+        masking: a `MaskingStrategy`, or None to leave the instances unmasked (dynamic masking).
+        max_seq_length: int.
+        dupe_factor: int, rounds over the corpus; each round builds (NSP/SOP pairs) and masks anew.
+        short_seq_prob: float.
+        rng: `random.Random`.
+        **kwargs: special tokens for the builders (`cls_token`, `sep_token`, `doc_separator`).
+
+    Returns:
+        A list of `TrainingInstance`s in random order.
+    """
+    rng = rng or random.Random(12345)
+    documents = [d for d in documents if d]
+    rng.shuffle(documents)
+    instances = []
+    for _ in range(dupe_factor):
+        for instance in create_instances(documents, objective, max_seq_length, rng, short_seq_prob, **kwargs):
+            instances.append(masking.mask_instance(instance, rng) if masking is not None else instance)
+    rng.shuffle(instances)
+    return instances
+
+
+def _special_tokens(tokenizer):
+    def get(name, default):
+        value = getattr(tokenizer, name, None)
+        return value if isinstance(value, str) else default
+
+    return {
+        "cls": get("cls_token", "[CLS]"),
+        "sep": get("sep_token", "[SEP]"),
+        "pad": get("pad_token", "[PAD]"),
+        "mask": get("mask_token", "[MASK]"),
+    }
+
+
+def _build_masking(masking, vocabulary, special, masked_lm_prob, max_predictions, masking_kwargs):
+    if isinstance(masking, MaskingStrategy):
+        return masking
+    if masking not in MASKINGS:
+        raise ConfigError(f"Unknown masking {masking!r}; expected one of {tuple(MASKINGS)}.")
+    kwargs = dict(
+        rate=masked_lm_prob,
+        max_predictions=max_predictions,
+        vocabulary=vocabulary,
+        mask_token=special["mask"],
+        special_tokens=tuple(special.values()),
+    )
+    kwargs.update(masking_kwargs or {})
+    return get_masking(masking, **kwargs)
+
+
+def pretraining_dataset(
+    paths,
+    tokenizer,
+    objective="nsp",
+    masking="token",
+    seq_length=128,
+    max_predictions=20,
+    batch_size=32,
+    dupe_factor=1,
+    seed=0,
+    dynamic=False,
+    masked_lm_prob=0.15,
+    short_seq_prob=0.1,
+    shuffle=True,
+    drop_remainder=False,
+    sentence_split=False,
+    strict=False,
+    masking_kwargs=None,
+    stats=None,
+):
+    """A batched `tf.data.Dataset` of pretraining features from corpus files.
+
+    Args:
+        paths: corpus files, folders or globs (one sentence per line, blank line between documents).
+        tokenizer: a keras-hub tokenizer (e.g. `keras_hub.tokenizers.WordPieceTokenizer`) or a callable
+            str -> list of token strings together with `masking_kwargs["vocabulary"]`.
+        objective: "nsp", "sop", "full_sentences" or "doc_sentences".
+        masking: "token", "whole_word", "ngram", "knowledge", or a `MaskingStrategy`.
+        seq_length: int, max_seq_length.
+        max_predictions: int, max_predictions_per_seq.
+        batch_size: int.
+        dupe_factor: int, static copies (static masking only; dynamic masks anew every epoch).
+        seed: int, seeds everything (instances, masks, shuffling).
+        dynamic: bool, mask inside the tf.data graph, a new mask every epoch (vectorized for "token";
+            other strategies re-mask in Python each epoch).
+        masked_lm_prob: float.
+        short_seq_prob: float.
+        shuffle: bool, reshuffle the instances every epoch (deterministic for `seed`).
+        drop_remainder: bool.
+        sentence_split: bool, split plain-text lines into sentences.
+        strict: bool, raise on bad corpus input instead of skipping it.
+        masking_kwargs: dict, extra arguments of the masking strategy (e.g. `segmenter`, `phrases`).
+        stats: optional `CorpusStats` filled while reading.
+
+    Returns:
+        A `tf.data.Dataset` of dicts: `input_ids`, `input_mask`, `segment_ids`, `masked_lm_positions`,
+        `masked_lm_ids`, `next_sentence_labels` (int32) and `masked_lm_weights` (float32), batched.
+    """
+    if objective not in OBJECTIVES:
+        raise ConfigError(f"Unknown objective {objective!r}; expected one of {OBJECTIVES}.")
+    rng = random.Random(seed)
+    vocabulary = tokenizer_vocabulary(tokenizer) or (masking_kwargs or {}).get("vocabulary")
+    if vocabulary is None:
+        raise ConfigError("A vocabulary is needed: use a keras-hub tokenizer or pass one in masking_kwargs.")
+    special = _special_tokens(tokenizer)
+    builder_kwargs = {"cls_token": special["cls"], "sep_token": special["sep"]}
+    if objective == "full_sentences":
+        builder_kwargs["doc_separator"] = special["sep"]
+    stats = stats if stats is not None else CorpusStats()
+    documents = tokenize_documents(
+        read_documents(paths, strict=strict, sentence_split=sentence_split, stats=stats), tokenizer
+    )
+    if not documents:
+        raise ConfigError(f"No document in {paths!r} ({stats}).")
+    strategy = _build_masking(masking, vocabulary, special, masked_lm_prob, max_predictions, masking_kwargs)
+    token_to_id = {t: i for i, t in enumerate(vocabulary)}
+
+    if not dynamic:
+        instances = create_training_instances(
+            documents, objective, strategy, seq_length, dupe_factor, short_seq_prob, rng, **builder_kwargs
+        )
+        dataset = tf.data.Dataset.from_tensor_slices(
+            instances_to_arrays(instances, token_to_id, seq_length, max_predictions)
+        )
+        return _finish(dataset, len(instances), batch_size, shuffle, seed, drop_remainder)
+
+    instances = create_training_instances(
+        documents, objective, None, seq_length, 1, short_seq_prob, rng, **builder_kwargs
+    )
+    if type(strategy) is TokenMasking:
+        arrays = instances_to_arrays(instances, token_to_id, seq_length, max_predictions)
+        for name in ("masked_lm_positions", "masked_lm_ids", "masked_lm_weights"):
+            arrays.pop(name)
+        dataset = _finish(
+            tf.data.Dataset.from_tensor_slices(arrays), len(instances), batch_size, shuffle, seed,
+            drop_remainder,
+        )
+        dynamic_masking = DynamicMasking(
+            len(vocabulary),
+            mask_token_id=token_to_id[special["mask"]],
+            special_token_ids=[token_to_id[t] for t in special.values() if t in token_to_id],
+            rate=strategy.rate,
+            max_predictions=max_predictions,
+            mask_token_rate=strategy.mask_token_rate,
+            random_token_rate=strategy.random_token_rate,
+        )
+        return dynamic_masking.apply(dataset, seed=seed)
+    return _python_dynamic(instances, strategy, token_to_id, seq_length, max_predictions, batch_size,
+                           shuffle, seed, drop_remainder)
+
+
+def _finish(dataset, size, batch_size, shuffle, seed, drop_remainder):
+    if shuffle:
+        dataset = dataset.shuffle(max(size, 1), seed=seed, reshuffle_each_iteration=True)
+    return dataset.batch(batch_size, drop_remainder=drop_remainder).prefetch(tf.data.AUTOTUNE)
+
+
+def _python_dynamic(instances, strategy, token_to_id, seq_length, max_predictions, batch_size, shuffle,
+                    seed, drop_remainder):
+    # Strategies that need token strings (whole words, n-grams, knowledge units) re-mask in Python:
+    # epoch e uses random.Random((seed, e)), so the masks are new every epoch and the same every run.
+    epoch = [0]
+
+    def generate():
+        rng = random.Random(f"{seed}-{epoch[0]}")
+        epoch[0] += 1
+        order = list(range(len(instances)))
+        if shuffle:
+            rng.shuffle(order)
+        for start in range(0, len(order), batch_size):
+            chunk = [strategy.mask_instance(instances[i], rng) for i in order[start:start + batch_size]]
+            if drop_remainder and len(chunk) < batch_size:
+                return
+            yield instances_to_arrays(chunk, token_to_id, seq_length, max_predictions)
+
+    spec = {
+        name: tf.TensorSpec([None, width], dtype)
+        for name, width, dtype in (
+            ("input_ids", seq_length, tf.int32),
+            ("input_mask", seq_length, tf.int32),
+            ("segment_ids", seq_length, tf.int32),
+            ("masked_lm_positions", max_predictions, tf.int32),
+            ("masked_lm_ids", max_predictions, tf.int32),
+            ("masked_lm_weights", max_predictions, tf.float32),
+        )
+    }
+    spec["next_sentence_labels"] = tf.TensorSpec([None], tf.int32)
+    return tf.data.Dataset.from_generator(generate, output_signature=spec)
+

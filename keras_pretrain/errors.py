@@ -1,0 +1,22 @@
+"""Exception types raised by keras_pretrain.
+
+Every message names the file, variable or line concerned, what was expected and
+what was found, so that a user never has to read a traceback from TensorFlow
+internals to learn what is wrong with their input.
+"""
+
+
+class KerasPretrainError(Exception):
+    """Base class of every error raised on purpose by keras_pretrain."""
+
+
+class CorpusFormatError(KerasPretrainError, ValueError):
+    """A corpus file is unreadable or malformed (names the file and line)."""
+
+
+class CheckpointFormatError(KerasPretrainError, ValueError):
+    """A checkpoint, archive or weight file is missing, corrupt or mismatched."""
+
+
+class ConfigError(KerasPretrainError, ValueError):
+    """A model configuration is missing keys, malformed or inconsistent."""

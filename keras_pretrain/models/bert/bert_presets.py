@@ -1,0 +1,69 @@
+"""Published BERT configurations (exact shapes; metadata only, no weights)."""
+
+
+def _bert(num_layers, hidden_dim, num_heads, vocabulary_size=30522, **extra):
+    config = {
+        "vocabulary_size": vocabulary_size,
+        "num_layers": num_layers,
+        "num_heads": num_heads,
+        "hidden_dim": hidden_dim,
+        "intermediate_dim": 4 * hidden_dim,
+        "dropout": 0.1,
+        "max_sequence_length": 512,
+        "num_segments": 2,
+        "activation": "gelu_approximate",
+        "layer_norm_epsilon": 1e-12,
+    }
+    config.update(extra)
+    return config
+
+
+_GOOGLE = "https://github.com/google-research/bert"
+
+backbone_presets = {
+    "bert_tiny_en_uncased": {
+        "config": _bert(2, 128, 2),
+        "description": "2-layer BERT, 128 hidden, 2 heads (Turc et al. 2019).",
+        "lowercase": True,
+        "source": _GOOGLE,
+    },
+    "bert_mini_en_uncased": {
+        "config": _bert(4, 256, 4),
+        "description": "4-layer BERT, 256 hidden, 4 heads.",
+        "lowercase": True,
+        "source": _GOOGLE,
+    },
+    "bert_small_en_uncased": {
+        "config": _bert(4, 512, 8),
+        "description": "4-layer BERT, 512 hidden, 8 heads.",
+        "lowercase": True,
+        "source": _GOOGLE,
+    },
+    "bert_medium_en_uncased": {
+        "config": _bert(8, 512, 8),
+        "description": "8-layer BERT, 512 hidden, 8 heads.",
+        "lowercase": True,
+        "source": _GOOGLE,
+    },
+    "bert_base_en_uncased": {
+        "config": _bert(12, 768, 12),
+        "description": "BERT-base uncased: 12 layers, 768 hidden, 12 heads.",
+        "params": 109_482_240,
+        "lowercase": True,
+        "source": _GOOGLE,
+    },
+    "bert_large_en_uncased": {
+        "config": _bert(24, 1024, 16),
+        "description": "BERT-large uncased: 24 layers, 1024 hidden, 16 heads.",
+        "params": 335_141_888,
+        "lowercase": True,
+        "source": _GOOGLE,
+    },
+    "bert_base_zh": {
+        "config": _bert(12, 768, 12, vocabulary_size=21128),
+        "description": "BERT-base Chinese (21128 WordPiece entries).",
+        "params": 102_267_648,
+        "lowercase": False,
+        "source": _GOOGLE,
+    },
+}

@@ -1,0 +1,97 @@
+"""Base class of every keras_pretrain task (pretrainers, classifiers, ...)."""
+
+import sys
+
+import keras
+import keras_hub
+import numpy as np
+
+
+class Task(keras_hub.models.Task):
+    """A keras-hub `Task` that also accepts the original feature dicts.
+
+    Pretraining data comes as dicts named like the original TFRecord features
+    (`input_ids`, `input_mask`, `segment_ids`, `masked_lm_positions`,
+    `masked_lm_ids`, `masked_lm_weights`, `next_sentence_labels`, ...).
+    Subclasses implement `adapt_features(features)` returning
+    `(x, y, sample_weight)` so that `model.fit(dataset)` works directly on such
+    a dataset, on every backend (keras-hub maps `preprocess_samples` over
+    `tf.data` pipelines before they reach the backend).
+
+    Subclasses also implement `_config()` (their extra constructor arguments)
+    and `default_compile_args()`; `compile()` with no arguments uses those.
+    """
+
+    def preprocess_samples(self, x, y=None, sample_weight=None):
+        x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(
+            super().preprocess_samples(x, y, sample_weight)
+        )
+        if y is None and isinstance(x, dict) and self.is_feature_dict(x):
+            x, y, sample_weight = self.adapt_features(x)
+        return keras.utils.pack_x_y_sample_weight(x, y, sample_weight)
+
+    def is_feature_dict(self, x):
+        """Whether `x` is a dict of original features holding the labels."""
+        return False
+
+    def adapt_features(self, features):
+        raise NotImplementedError
+
+    def default_compile_args(self):
+        return {}
+
+    def compile(
+        self,
+        optimizer="auto",
+        loss="auto",
+        *,
+        weighted_metrics="auto",
+        metrics="auto",
+        **kwargs,
+    ):
+        defaults = self.default_compile_args()
+        if optimizer == "auto":
+            optimizer = defaults.get("optimizer", keras.optimizers.AdamW(5e-5))
+        if loss == "auto":
+            loss = defaults.get("loss")
+        if weighted_metrics == "auto":
+            weighted_metrics = defaults.get("weighted_metrics")
+        if metrics == "auto":
+            metrics = defaults.get("metrics")
+        super().compile(
+            optimizer=optimizer,
+            loss=loss,
+            weighted_metrics=weighted_metrics,
+            metrics=metrics,
+            **kwargs,
+        )
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(self._config())
+        return config
+
+    def _config(self):
+        return {}
+
+
+def feature(features, *names):
+    """The first of `names` present in `features` (aliases of one input)."""
+    for name in names:
+        if name in features:
+            return features[name]
+    raise KeyError(
+        f"Expected one of the features {names}; found {sorted(features)}."
+    )
+
+
+def ones_like(x, dtype="float32"):
+    """`ones_like` that works inside a tf.data graph and on arrays alike.
+
+    `adapt_features` runs inside `tf.data` pipelines (where backend ops cannot
+    run on symbolic tensors) as well as on NumPy inputs.
+    """
+    tf = sys.modules.get("tensorflow")
+    if tf is not None and isinstance(x, tf.Tensor):
+        return tf.ones_like(x, dtype=dtype)
+    return np.ones(np.shape(x), dtype=dtype)
