@@ -17,11 +17,13 @@ from keras_pretrain.errors import ConfigError
 # model_type in config.json -> "module:function(folder, pretrainer)".
 HUGGINGFACE_CONVERTERS = {
     "bert": "keras_pretrain.models.bert.bert_convert:convert_huggingface",
+    "albert": "keras_pretrain.models.albert.albert_convert:convert_huggingface",
 }
 
 # family -> "module:function(path, pretrainer)" for original TF1 checkpoints.
 TF1_CONVERTERS = {
     "bert": "keras_pretrain.models.bert.bert_convert:convert_tf1",
+    "albert": "keras_pretrain.models.albert.albert_convert:convert_tf1",
 }
 
 

@@ -1,6 +1,11 @@
-"""Pretraining data: corpus reading, instance building, masking strategies, TFRecords and tf.data pipelines."""
+"""Pretraining data: corpus reading, instance building, masking strategies, TFRecords and tf.data pipelines.
 
-from keras_pretrain.data.corpus import CorpusStats, read_documents, split_sentences
+The pure-Python parts (corpus, instances, masking) are importable without TensorFlow; `DynamicMasking`,
+the TFRecord functions and `pretraining_dataset` import it when first used.
+"""
+
+from keras_pretrain.data.corpus import CorpusStats, expand_paths, read_documents, split_sentences
+from keras_pretrain.data.features import FEATURE_NAMES, instance_to_features, instances_to_arrays
 from keras_pretrain.data.instances import (
     TrainingInstance,
     create_doc_sentences,
@@ -19,3 +24,21 @@ from keras_pretrain.data.masking import (
     WholeWordMasking,
     get_masking,
 )
+
+_LAZY = {
+    "DynamicMasking": "keras_pretrain.data.dynamic",
+    "read_tfrecords": "keras_pretrain.data.tfrecords",
+    "write_instances": "keras_pretrain.data.tfrecords",
+    "shard_paths": "keras_pretrain.data.tfrecords",
+    "pretraining_dataset": "keras_pretrain.data.pipeline",
+    "create_training_instances": "keras_pretrain.data.pipeline",
+    "tokenize_documents": "keras_pretrain.data.pipeline",
+}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'keras_pretrain.data' has no attribute {name!r}")

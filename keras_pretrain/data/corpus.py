@@ -16,7 +16,8 @@ from keras_pretrain.errors import CorpusFormatError
 logger = logging.getLogger(__name__)
 
 # English: ". ! ?" (optionally followed by closing quotes/brackets) then whitespace.
-# Chinese: "。！？｡" (also runs like "？！") optionally followed by closing quotes/brackets; no space needed.
+# Chinese: "。！？｡" or "……" (also runs like "？！"), optionally followed by closing quotes/brackets;
+# no space needed.
 _SENTENCE_END = re.compile(
     r"(?P<en>[.!?]+[\"'”’)\]]*)\s+"
     r"|(?P<zh>(?:[。！？｡]|[!?](?=[\u3400-\u9fff])|……)+[”’」』）》\"']*)\s*"

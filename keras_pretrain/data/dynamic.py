@@ -53,6 +53,8 @@ class DynamicMasking:
         self.mask_token_rate = float(mask_token_rate)
         self.random_token_rate = float(random_token_rate)
         special = set(self.special_token_ids)
+        table = [i in special for i in range(self.vocabulary_size)] + [True]
+        self._special_table = tf.constant(table, tf.bool)
         self._random_ids = [i for i in range(self.vocabulary_size) if i not in special]
         if not self._random_ids:
             raise ConfigError("No non-special token id to draw random replacements from.")
@@ -87,9 +89,8 @@ class DynamicMasking:
         batch, length = tf.shape(ids)[0], tf.shape(ids)[1]
         k = self.max_predictions
         real = tf.cast(input_mask, tf.bool)
-        special = tf.reduce_any(
-            ids[:, :, None] == tf.constant(self.special_token_ids, tf.int32)[None, None, :], axis=-1
-        )
+        # Ids outside the vocabulary count as special (never chosen).
+        special = tf.gather(self._special_table, tf.clip_by_value(ids, 0, self.vocabulary_size))
         candidate = real & ~special
         # Draw num_to_predict candidates uniformly without replacement: top-k of random scores.
         num_tokens = tf.reduce_sum(tf.cast(real, tf.float64), axis=1)
@@ -118,11 +119,10 @@ class DynamicMasking:
             self.mask_token_id,
             tf.where(draw < self.mask_token_rate + self.random_token_rate, random_ids, labels),
         )
-        # Scatter the replacements (unused slots write nothing: their one-hot row is zero).
-        one_hot = tf.one_hot(positions, length, dtype=tf.int32) * tf.cast(weights, tf.int32)[:, :, None]
-        chosen = tf.reduce_sum(one_hot, axis=1) > 0
-        new_values = tf.reduce_sum(one_hot * replacement[:, :, None], axis=1)
-        masked_ids = tf.where(chosen, new_values, ids)
+        # Scatter the replacements of the used slots (their positions are distinct).
+        rows = tf.broadcast_to(tf.range(batch)[:, None], [batch, k])
+        indices = tf.boolean_mask(tf.stack([rows, positions], axis=-1), weights)
+        masked_ids = tf.tensor_scatter_nd_update(ids, indices, tf.boolean_mask(replacement, weights))
         return {
             "input_ids": masked_ids,
             "masked_lm_positions": positions,

@@ -103,8 +103,8 @@ class MaskingStrategy:
         mask_token_rate: float, of the chosen positions, replaced with `mask_token` (0.8).
         random_token_rate: float, of the chosen positions, replaced with a random token (0.1); the rest
             keep their token.
-        vocabulary: list of str, drawn from for random replacement (special tokens left out). Required
-            when `random_token_rate > 0`.
+        vocabulary: list of str, drawn from for random replacement (special and unknown tokens left
+            out). Required when `random_token_rate > 0`.
         mask_token: str.
         special_tokens: iterable of str never chosen.
         per_unit_replacement: bool, decide [MASK]/random/keep once per unit (ERNIE) instead of once per
@@ -140,7 +140,8 @@ class MaskingStrategy:
         self.per_unit_replacement = per_unit_replacement
         self.vocabulary = None
         if vocabulary is not None:
-            self.vocabulary = [t for t in vocabulary if t not in self.special_tokens]
+            excluded = self.special_tokens | {"[UNK]", "<unk>"}
+            self.vocabulary = [t for t in vocabulary if t not in excluded]
         if random_token_rate > 0 and not self.vocabulary:
             raise ConfigError("A `vocabulary` (list of tokens) is needed when random_token_rate > 0.")
 

@@ -47,11 +47,14 @@ def tokenize_documents(documents, tokenizer, batch_sentences=2048):
             tokenized = [list(tokenizer(s)) for s in pending_sentences]
         else:
             ids = tokenizer.tokenize(tf.constant(pending_sentences))
-            if not isinstance(ids, tf.RaggedTensor):
+            # keras-hub returns Python lists in eager mode, a RaggedTensor in graph mode.
+            if isinstance(ids, tf.RaggedTensor):
+                ids = ids.to_list()
+            elif not isinstance(ids, list) or (ids and not isinstance(ids[0], list)):
                 raise ConfigError(
                     "The tokenizer must return ragged ids (build it without `sequence_length`)."
                 )
-            tokenized = [[vocabulary[i] for i in row] for row in ids.to_list()]
+            tokenized = [[vocabulary[i] for i in row] for row in ids]
         k = 0
         for count in pending_docs:
             doc = [s for s in tokenized[k:k + count] if s]
@@ -116,6 +119,7 @@ def _special_tokens(tokenizer):
         "sep": get("sep_token", "[SEP]"),
         "pad": get("pad_token", "[PAD]"),
         "mask": get("mask_token", "[MASK]"),
+        "unk": get("unk_token", getattr(tokenizer, "oov_token", None) or "[UNK]"),
     }
 
 

@@ -139,7 +139,10 @@ def read_tfrecords(
     if shuffle:
         files_ds = files_ds.shuffle(len(files), seed=seed)
     dataset = files_ds.interleave(
-        tf.data.TFRecordDataset, cycle_length=min(len(files), 8), deterministic=True
+        tf.data.TFRecordDataset,
+        cycle_length=min(len(files), 8),
+        num_parallel_calls=tf.data.AUTOTUNE,
+        deterministic=True,
     )
     if shuffle:
         dataset = dataset.shuffle(10000, seed=seed)

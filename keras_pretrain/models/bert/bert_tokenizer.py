@@ -1,14 +1,24 @@
 """BERT WordPiece tokenizer with BERT's basic tokenization.
 
 keras-hub's `BertTokenizer` (tensorflow-text WordPiece, in-graph) does the
-work; this subclass only fixes the defaults so that the pre-tokenization is
-the original one: accents are stripped exactly when the vocabulary is uncased
-(keras-hub strips them always unless told otherwise), punctuation is split and
-each CJK character is its own token.
+work; this subclass fixes two differences from the original `BasicTokenizer`
+that change token ids:
+- keras-hub strips accents always unless told otherwise; BERT strips them
+  exactly when the vocabulary is uncased;
+- keras-hub lower-cases with Unicode case folding (NFKC), which turns the
+  full-width punctuation common in Chinese text ("：", "，") into ASCII and
+  so into [UNK]; BERT uses plain lower-casing. We lower-case first, in-graph,
+  with `tf.strings.lower(..., encoding="utf-8")` and let keras-hub do the rest.
 """
 
 import keras
 import keras_hub
+from keras_hub.src.utils.tensor_utils import preprocessing_function
+
+try:
+    import tensorflow as tf
+except ImportError:  # pragma: no cover - TF is a hard dependency
+    tf = None
 
 
 @keras.saving.register_keras_serializable(package="keras_pretrain")
@@ -29,11 +39,23 @@ class BertTokenizer(keras_hub.models.BertTokenizer):
         kwargs.pop("split_on_cjk", None)
         super().__init__(
             vocabulary=vocabulary,
-            lowercase=lowercase,
+            lowercase=False,  # done in `tokenize`, the way BERT does it
             strip_accents=strip_accents,
             split_on_cjk=True,
             **kwargs,
         )
+        self.bert_lowercase = lowercase
+
+    @preprocessing_function
+    def tokenize(self, inputs):
+        if self.bert_lowercase:
+            inputs = tf.strings.lower(inputs, encoding="utf-8")
+        return super().tokenize(inputs)
+
+    def get_config(self):
+        config = super().get_config()
+        config["lowercase"] = self.bert_lowercase
+        return config
 
 
 @keras.saving.register_keras_serializable(package="keras_pretrain")
@@ -41,5 +63,7 @@ class BertPreprocessor(keras_hub.models.BertTextClassifierPreprocessor):
     """Strings (one or two segments) -> `token_ids`, `segment_ids`, `padding_mask`.
 
     Packs `[CLS] A [SEP] B [SEP]`, truncating the longer segment first
-    (`truncate="round_robin"`), in-graph.
+    (`truncate="round_robin"`), in-graph. Call it on one batch of strings,
+    or on a pair as `preprocessor((first, second), y=None)` (keras-hub reads
+    a bare 2-tuple as `(x, y)`).
     """

@@ -1,0 +1,242 @@
+"""ALBERT backbone: factorized embeddings and cross-layer parameter sharing."""
+
+import keras
+import keras_hub
+
+from keras_pretrain.errors import ConfigError
+from keras_pretrain.layers.activations import get_activation
+from keras_pretrain.models.backbone import Backbone
+from keras_pretrain.models.bert.bert_backbone import bert_kernel_initializer
+
+
+def group_of_layer(layer_index, num_layers, num_groups):
+    """The group layer `layer_index` uses, exactly as the original code.
+
+    `int(layer_index / num_layers * num_groups)` in the original TF1 code
+    (`modeling.transformer_model`); it also covers `num_layers` that are not
+    multiples of `num_groups` (e.g. 3 layers, 2 groups: groups 0, 0, 1).
+    """
+    return int(layer_index * num_groups / num_layers)
+
+
+@keras.saving.register_keras_serializable(package="keras_pretrain")
+class AlbertBackbone(Backbone):
+    """The ALBERT encoder network (Lan et al., 2020).
+
+    Word, position and segment embeddings live in a small space of width
+    `embedding_dim` (E); they are summed, layer-normalised, dropped out and
+    projected to `hidden_dim` (H) by a dense layer with bias (the factorized
+    embedding). The `num_layers` post-LN transformer layers share parameters:
+    there are `num_groups` groups of `num_inner_repetitions` keras-hub
+    `TransformerEncoder` blocks each; layer `l` uses group
+    `int(l * num_groups / num_layers)` and applies that group's blocks in
+    order. Sharing is done by calling the same layer objects again.
+    keras-hub's own `AlbertBackbone` is not reused because it fixes the
+    activation to the tanh GELU (the Chinese models use ReLU), requires
+    `num_layers % num_groups == 0`, and does not return per-layer outputs.
+
+    Args:
+        vocabulary_size: int. Size of the vocabulary (V).
+        num_layers: int. Number of (shared) transformer layers.
+        num_heads: int. Attention heads per block.
+        hidden_dim: int. Width of the hidden states (H).
+        intermediate_dim: int. Width of the feed-forward inner layer.
+        embedding_dim: int. Width of the factorized embeddings (E).
+        num_groups: int. Number of distinct parameter groups
+            (`num_hidden_groups` in `albert_config.json`).
+        num_inner_repetitions: int. Blocks per group (`inner_group_num`).
+        dropout: float. Dropout on embeddings, attention and block outputs
+            (0 in the published v2 and zh models).
+        max_sequence_length: int. Number of learned positions.
+        num_segments: int. Number of token types.
+        activation: str. One of our activation names (`"gelu_approximate"`
+            is what the original code calls "gelu"; `"relu"` for the zh
+            models).
+        layer_norm_epsilon: float. LayerNorm epsilon (1e-12).
+        initializer_range: float. Stddev of the truncated normal initializers.
+        dtype: Keras dtype policy of the variables and computations.
+
+    Inputs: dict with `token_ids`, `segment_ids`, `padding_mask` (int [B, T]).
+    Outputs: dict with `sequence_output` [B, T, H], `pooled_output` [B, H] and
+    `encoder_outputs` (a list of one [B, T, H] per layer).
+
+    Example:
+    ```python
+    backbone = AlbertBackbone.from_preset("albert_base_v2")
+    outputs = backbone({
+        "token_ids": np.ones((1, 12), "int32"),
+        "segment_ids": np.zeros((1, 12), "int32"),
+        "padding_mask": np.ones((1, 12), "int32"),
+    })
+    ```
+
+    Reference: https://arxiv.org/abs/1909.11942
+    """
+
+    def __init__(
+        self,
+        vocabulary_size,
+        num_layers,
+        num_heads,
+        hidden_dim,
+        intermediate_dim,
+        embedding_dim=128,
+        num_groups=1,
+        num_inner_repetitions=1,
+        dropout=0.0,
+        max_sequence_length=512,
+        num_segments=2,
+        activation="gelu_approximate",
+        layer_norm_epsilon=1e-12,
+        initializer_range=0.02,
+        dtype=None,
+        **kwargs,
+    ):
+        if not 1 <= num_groups <= num_layers:
+            raise ConfigError(
+                f"AlbertBackbone: num_groups must be between 1 and num_layers "
+                f"({num_layers}); found {num_groups}."
+            )
+        if num_inner_repetitions < 1:
+            raise ConfigError(
+                "AlbertBackbone: num_inner_repetitions must be >= 1; found "
+                f"{num_inner_repetitions}."
+            )
+
+        # === Layers ===
+        init = lambda: bert_kernel_initializer(initializer_range)  # noqa: E731
+        self.token_embedding = keras_hub.layers.ReversibleEmbedding(
+            input_dim=vocabulary_size,
+            output_dim=embedding_dim,
+            embeddings_initializer=init(),
+            dtype=dtype,
+            name="token_embedding",
+        )
+        self.position_embedding = keras_hub.layers.PositionEmbedding(
+            sequence_length=max_sequence_length,
+            initializer=init(),
+            dtype=dtype,
+            name="position_embedding",
+        )
+        self.segment_embedding = keras.layers.Embedding(
+            input_dim=num_segments,
+            output_dim=embedding_dim,
+            embeddings_initializer=init(),
+            dtype=dtype,
+            name="segment_embedding",
+        )
+        self.embeddings_add = keras.layers.Add(dtype=dtype, name="embeddings_add")
+        self.embeddings_layer_norm = keras.layers.LayerNormalization(
+            epsilon=layer_norm_epsilon,
+            dtype=dtype,
+            name="embeddings_layer_norm",
+        )
+        self.embeddings_dropout = keras.layers.Dropout(
+            dropout, dtype=dtype, name="embeddings_dropout"
+        )
+        self.embeddings_projection = keras.layers.Dense(
+            hidden_dim,
+            kernel_initializer=init(),
+            dtype=dtype,
+            name="embeddings_projection",
+        )
+        # transformer_layers[group][inner]: the distinct (shared) blocks.
+        self.transformer_layers = [
+            [
+                keras_hub.layers.TransformerEncoder(
+                    num_heads=num_heads,
+                    intermediate_dim=intermediate_dim,
+                    activation=get_activation(activation),
+                    dropout=dropout,
+                    layer_norm_epsilon=layer_norm_epsilon,
+                    kernel_initializer=init(),
+                    dtype=dtype,
+                    name=f"group_{g}_inner_{i}",
+                )
+                for i in range(num_inner_repetitions)
+            ]
+            for g in range(num_groups)
+        ]
+        self.pooled_dense = keras.layers.Dense(
+            hidden_dim,
+            activation="tanh",
+            kernel_initializer=init(),
+            dtype=dtype,
+            name="pooled_dense",
+        )
+
+        # === Functional Model ===
+        token_ids = keras.Input(shape=(None,), dtype="int32", name="token_ids")
+        segment_ids = keras.Input(
+            shape=(None,), dtype="int32", name="segment_ids"
+        )
+        padding_mask = keras.Input(
+            shape=(None,), dtype="int32", name="padding_mask"
+        )
+        tokens = self.token_embedding(token_ids)
+        x = self.embeddings_add(
+            [
+                tokens,
+                self.position_embedding(tokens),
+                self.segment_embedding(segment_ids),
+            ]
+        )
+        x = self.embeddings_layer_norm(x)
+        x = self.embeddings_dropout(x)
+        x = self.embeddings_projection(x)
+        encoder_outputs = []
+        for l in range(num_layers):  # noqa: E741
+            for block in self.transformer_layers[
+                group_of_layer(l, num_layers, num_groups)
+            ]:
+                x = block(x, padding_mask=padding_mask)
+            encoder_outputs.append(x)
+        pooled = self.pooled_dense(x[:, 0, :])
+        super().__init__(
+            inputs={
+                "token_ids": token_ids,
+                "segment_ids": segment_ids,
+                "padding_mask": padding_mask,
+            },
+            outputs={
+                "sequence_output": x,
+                "pooled_output": pooled,
+                "encoder_outputs": encoder_outputs,
+            },
+            dtype=dtype,
+            **kwargs,
+        )
+
+        # === Config ===
+        self.vocabulary_size = vocabulary_size
+        self.num_layers = num_layers
+        self.num_heads = num_heads
+        self.hidden_dim = hidden_dim
+        self.intermediate_dim = intermediate_dim
+        self.embedding_dim = embedding_dim
+        self.num_groups = num_groups
+        self.num_inner_repetitions = num_inner_repetitions
+        self.dropout = dropout
+        self.max_sequence_length = max_sequence_length
+        self.num_segments = num_segments
+        self.activation = activation
+        self.layer_norm_epsilon = layer_norm_epsilon
+        self.initializer_range = initializer_range
+
+    def _config(self):
+        return {
+            "vocabulary_size": self.vocabulary_size,
+            "num_layers": self.num_layers,
+            "num_heads": self.num_heads,
+            "hidden_dim": self.hidden_dim,
+            "intermediate_dim": self.intermediate_dim,
+            "embedding_dim": self.embedding_dim,
+            "num_groups": self.num_groups,
+            "num_inner_repetitions": self.num_inner_repetitions,
+            "dropout": self.dropout,
+            "max_sequence_length": self.max_sequence_length,
+            "num_segments": self.num_segments,
+            "activation": self.activation,
+            "layer_norm_epsilon": self.layer_norm_epsilon,
+            "initializer_range": self.initializer_range,
+        }
