@@ -1,0 +1,72 @@
+import json
+import os
+
+import pytest
+
+from recipes import pretrain
+
+CORPUS = """The quick brown fox jumps over the lazy dog.
+It was the best of times.
+It was the worst of times.
+
+Call me Ishmael.
+Some years ago I went to sea.
+The whale was white.
+
+床前明月光。
+疑是地上霜。
+举头望明月。
+低头思故乡。
+
+Hello world, said the program.
+Then it stopped.
+"""
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    path = tmp_path / "corpus.txt"
+    path.write_text(CORPUS * 4, encoding="utf-8")
+    return str(path)
+
+
+def test_pretrain_end_to_end(corpus, tmp_path):
+    out = str(tmp_path / "run")
+    summary = pretrain.main([
+        "--corpus", corpus, "--out", out, "--steps", "4", "--steps-per-epoch", "2",
+        "--batch-size", "4", "--seq-length", "24", "--max-predictions", "4",
+        "--vocab-size", "200", "--eval-batches", "1", "--verbose", "0",
+    ])
+    assert summary["steps"] == 4
+    for name in ("pretrainer.keras", "vocab.txt", "summary.json", "history.csv", "preset/config.json"):
+        assert os.path.exists(os.path.join(out, name)), name
+    with open(os.path.join(out, "summary.json")) as f:
+        assert json.load(f)["objective"] == "nsp"
+
+
+@pytest.mark.tf_only
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--model", "gpt9"], "unknown model"),
+        (["--corpus", "/nonexistent/file.txt"], "corpus"),
+        (["--steps", "0"], "--steps must be positive"),
+    ],
+)
+def test_bad_arguments_exit_2(argv, message, capsys, tmp_path):
+    with pytest.raises(SystemExit) as info:
+        pretrain.main(argv + ["--out", str(tmp_path / "o")])
+    assert info.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+@pytest.mark.tf_only
+def test_refuses_to_overwrite(corpus, tmp_path, capsys):
+    out = tmp_path / "used"
+    out.mkdir()
+    (out / "precious.txt").write_text("keep me")
+    with pytest.raises(SystemExit) as info:
+        pretrain.main(["--corpus", corpus, "--out", str(out)])
+    assert info.value.code == 2
+    assert "already holds files" in capsys.readouterr().err
+    assert (out / "precious.txt").read_text() == "keep me"
