@@ -154,3 +154,22 @@ def test_google_tf1_checkpoint_parity(tmp_path):
     assert pretrainer.backbone.activation == "gelu_approximate"
     compare(pretrainer, reference_outputs(model, data, positions), data, positions)
     assert tokenizer is not None
+
+
+@pytest.mark.tf_only
+def test_pytorch_bin_folder(tmp_path):
+    """Folders with `pytorch_model.bin` (no safetensors) load the same way."""
+    model = randomize_torch_module(transformers.BertModel(hf_config("gelu")))
+    folder = str(tmp_path / "bin")
+    model.config.save_pretrained(folder)  # config.json
+    torch.save(model.state_dict(), os.path.join(folder, "pytorch_model.bin"))
+    data = random_encoder_inputs(2, 12, len(VOCAB), pad_from=8)
+    with torch.no_grad():
+        expected = model(
+            input_ids=torch.tensor(data["token_ids"], dtype=torch.long),
+            token_type_ids=torch.tensor(data["segment_ids"], dtype=torch.long),
+            attention_mask=torch.tensor(data["padding_mask"], dtype=torch.long),
+        ).last_hidden_state.numpy()
+    backbone, tokenizer = convert.from_huggingface(folder)
+    assert tokenizer is None  # no vocab.txt in this folder
+    assert max_abs_diff(backbone(data)["sequence_output"], expected) <= TOLERANCE
