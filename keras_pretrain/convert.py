@@ -18,6 +18,11 @@ from keras_pretrain.errors import ConfigError
 HUGGINGFACE_CONVERTERS = {
     "bert": "keras_pretrain.models.bert.bert_convert:convert_huggingface",
     "albert": "keras_pretrain.models.albert.albert_convert:convert_huggingface",
+    "xlnet": "keras_pretrain.models.xlnet.xlnet_convert:convert_huggingface",
+    "roberta": "keras_pretrain.models.roberta.roberta_convert:convert_huggingface",
+    "distilbert": "keras_pretrain.models.distil_bert.distil_bert_convert:convert_huggingface",
+    "ernie": "keras_pretrain.models.ernie.ernie_convert:convert_huggingface",
+    "openai-gpt": "keras_pretrain.models.gpt.gpt_convert:convert_huggingface",
 }
 
 # family -> "module:function(path, pretrainer)" for original TF1 checkpoints.

@@ -12,6 +12,8 @@ import os
 import sys
 import time
 
+from recipes import common
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_CORPUS = os.path.join(os.path.dirname(HERE), "corpus", "pretrain.txt")
 SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
@@ -47,14 +49,17 @@ def build_parser():
     parser.add_argument("--seq-length", type=int, default=64)
     parser.add_argument("--max-predictions", type=int, default=10)
     parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--steps", type=int, default=800, help="training steps")
-    parser.add_argument("--steps-per-epoch", type=int, default=200)
+    parser.add_argument("--steps", type=int, default=800, help="total training steps (rounded to whole epochs)")
+    parser.add_argument("--epochs", type=int, default=None, help="train for this many epochs of --steps-per-epoch instead of --steps")
+    parser.add_argument("--steps-per-epoch", type=int, default=100, help="steps between checkpoints, logs and plot points")
     parser.add_argument("--learning-rate", type=float, default=2e-3)
     parser.add_argument("--optimizer", default="adamw", choices=["adamw", "lamb"])
     parser.add_argument("--eval-batches", type=int, default=8, help="held-out batches for the accuracy before/after")
     parser.add_argument("--lowercase", default=True, type=lambda s: s.lower() in ("1", "true", "yes"), help="lower-case the text (uncased vocabulary)")
+    parser.add_argument("--dropout", type=float, default=0.1, help="dropout of the demo configuration / override of the preset's")
+    parser.add_argument("--mixed-precision", default=None, choices=["mixed_float16", "mixed_bfloat16"], help="Keras mixed-precision policy (float16 uses loss scaling)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", default=None, help="output folder (default: runs/<model>-<time>); must be new or empty")
+    parser.add_argument("--out", default=None, help="output folder (default: runs/<model>-<time>); a new folder, or the folder of an interrupted run with the same settings to resume it")
     parser.add_argument("--verbose", type=int, default=1, help="Keras progress bar: 0 silent, 1 bar, 2 one line per epoch")
     return parser
 
@@ -72,21 +77,19 @@ def check_args(parser, args):
         parser.error(f"corpus: no file found in {args.corpus}")
     if args.vocab is not None and not os.path.isfile(args.vocab):
         parser.error(f"--vocab: no such file {args.vocab!r}")
+    for name in ("steps", "batch_size", "seq_length", "max_predictions", "steps_per_epoch", "epochs"):
+        value = getattr(args, name)
+        if value is not None and value <= 0:
+            parser.error(f"--{name.replace('_', '-')} must be positive")
     if args.out is None:
         args.out = os.path.join("runs", f"{args.model}-{time.strftime('%Y%m%d-%H%M%S')}")
-    if os.path.exists(args.out) and (not os.path.isdir(args.out) or os.listdir(args.out)):
-        parser.error(f"--out: {args.out!r} already holds files; choose a new folder (nothing is overwritten)")
-    try:
-        os.makedirs(args.out, exist_ok=True)
-        probe = os.path.join(args.out, ".write-test")
-        open(probe, "w").close()
-        os.remove(probe)
-    except OSError as e:
-        parser.error(f"--out: cannot write to {args.out!r} ({e.strerror})")
-    for name in ("steps", "batch_size", "seq_length", "max_predictions", "steps_per_epoch"):
-        if getattr(args, name) <= 0:
-            parser.error(f"--{name.replace('_', '-')} must be positive")
     return paths
+
+
+def run_config(args):
+    """The settings that must match for a run to be resumed."""
+    config = {k: v for k, v in vars(args).items() if k not in ("out", "verbose")}
+    return json.loads(json.dumps(config))
 
 
 def learn_vocabulary(paths, size, lowercase, out):
@@ -116,9 +119,11 @@ def build_model(args, vocabulary_size):
     from keras_pretrain.models.bert import BertPretrainer
 
     if args.preset:
-        backbone = BertBackbone.from_preset(args.preset, vocabulary_size=vocabulary_size, max_sequence_length=max(args.seq_length, 512))
+        backbone = BertBackbone.from_preset(args.preset, vocabulary_size=vocabulary_size, dropout=args.dropout,
+                                            max_sequence_length=max(args.seq_length, 512))
     else:
-        backbone = BertBackbone(vocabulary_size=vocabulary_size, max_sequence_length=args.seq_length, **DEMO_CONFIG)
+        config = dict(DEMO_CONFIG, dropout=args.dropout)
+        backbone = BertBackbone(vocabulary_size=vocabulary_size, max_sequence_length=args.seq_length, **config)
     return BertPretrainer(backbone)
 
 
@@ -126,6 +131,7 @@ def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
     paths = check_args(parser, args)
+    start_epoch = common.prepare_output(parser, args.out, run_config(args))
 
     import keras
 
@@ -135,47 +141,70 @@ def main(argv=None):
     from keras_pretrain.optimizers import make_optimizer
 
     keras.utils.set_random_seed(args.seed)
+    if args.mixed_precision:
+        keras.mixed_precision.set_global_policy(args.mixed_precision)
     started = time.time()
     print(f"keras_pretrain: pretraining {args.model} on {len(paths)} file(s), backend {keras.config.backend()}, output {args.out}")
-    vocab = args.vocab or learn_vocabulary(paths, args.vocab_size, args.lowercase, args.out)
+    vocab = args.vocab
+    if vocab is None:
+        vocab = os.path.join(args.out, "vocab.txt")
+        if not os.path.exists(vocab):  # learned once, kept on resume
+            learn_vocabulary(paths, args.vocab_size, args.lowercase, args.out)
     tokenizer = BertTokenizer(vocabulary=vocab, lowercase=args.lowercase)
     objective = args.objective or OBJECTIVES[args.model]
     stats = CorpusStats()
-    common = dict(objective=objective, masking=args.masking, seq_length=args.seq_length,
+    data_kwargs = dict(objective=objective, masking=args.masking, seq_length=args.seq_length,
                   max_predictions=args.max_predictions, batch_size=args.batch_size)
     train = pretraining_dataset(paths, tokenizer, dupe_factor=args.dupe_factor, dynamic=args.dynamic,
-                                seed=args.seed, drop_remainder=True, stats=stats, **common)
-    held_out = pretraining_dataset(paths, tokenizer, dupe_factor=1, seed=args.seed + 1, shuffle=True, **common)
+                                seed=args.seed, drop_remainder=True, stats=stats, **data_kwargs)
+    held_out = pretraining_dataset(paths, tokenizer, dupe_factor=1, seed=args.seed + 1, shuffle=True, **data_kwargs)
     held_out = held_out.take(args.eval_batches).cache()
     print(f"corpus: {stats}")
     print(f"data ready in {time.time() - started:.0f}s (vocabulary {tokenizer.vocabulary_size()} entries)")
 
+    epochs = args.epochs or max(1, args.steps // args.steps_per_epoch)
+    total_steps = epochs * args.steps_per_epoch
     pretrainer = build_model(args, tokenizer.vocabulary_size())
-    pretrainer.compile(optimizer=make_optimizer(args.optimizer, args.learning_rate, args.steps))
+    pretrainer.compile(optimizer=make_optimizer(args.optimizer, args.learning_rate, total_steps))
     print(f"model: {pretrainer.backbone.count_params():,} backbone parameters")
     before = pretrainer.evaluate(held_out, verbose=0, return_dict=True)
+    if start_epoch:
+        common.restore_checkpoint(pretrainer, args.out)
+        print(f"resuming {args.out} at epoch {start_epoch}/{epochs} (step {start_epoch * args.steps_per_epoch})")
+        before = json.load(open(os.path.join(args.out, "before.json")))
+    else:
+        common.write_json(os.path.join(args.out, "before.json"), before)
     print(f"before: masked-LM accuracy {before['mlm_accuracy']:.3f}, loss {before['loss']:.3f}")
 
-    epochs = max(1, args.steps // args.steps_per_epoch)
+    # The same batches in the same order whether or not the run was resumed.
+    stream = train.repeat().skip(start_epoch * args.steps_per_epoch)
+    callbacks = [
+        keras.callbacks.CSVLogger(os.path.join(args.out, "history.csv"), append=start_epoch > 0),
+        keras.callbacks.TensorBoard(os.path.join(args.out, "logs")),
+        common.epoch_checkpoint(args.out),
+    ]
     history = pretrainer.fit(
-        train.repeat(), epochs=epochs, steps_per_epoch=args.steps_per_epoch, verbose=args.verbose,
-        callbacks=[keras.callbacks.CSVLogger(os.path.join(args.out, "history.csv"))],
+        stream, epochs=epochs, initial_epoch=start_epoch, steps_per_epoch=args.steps_per_epoch,
+        verbose=args.verbose, callbacks=callbacks,
     )
     after = pretrainer.evaluate(held_out, verbose=0, return_dict=True)
     print(f"after:  masked-LM accuracy {after['mlm_accuracy']:.3f}, loss {after['loss']:.3f}")
+    plot = common.plot_history(os.path.join(args.out, "history.csv"), os.path.join(args.out, "loss.png"),
+                               f"{args.model} pretraining ({objective}, {args.masking} masking)")
 
     pretrainer.save(os.path.join(args.out, "pretrainer.keras"))
     pretrainer.backbone.save_to_preset(os.path.join(args.out, "preset"))
     tokenizer.save_to_preset(os.path.join(args.out, "preset"))
     summary = {
         "model": args.model, "objective": objective, "masking": args.masking,
-        "backend": keras.config.backend(), "steps": epochs * args.steps_per_epoch,
+        "backend": keras.config.backend(), "steps": int(keras.ops.convert_to_numpy(pretrainer.optimizer.iterations)),
         "before": before, "after": after, "seconds": round(time.time() - started, 1),
-        "final_loss": history.history["loss"][-1],
+        "final_loss": history.history["loss"][-1] if history.history.get("loss") else None,
     }
-    with open(os.path.join(args.out, "summary.json"), "w") as f:
-        json.dump(summary, f, indent=2, default=float)
+    common.write_json(os.path.join(args.out, "summary.json"), summary)
+    common.mark_finished(args.out, summary)
     print(f"saved: {args.out}/pretrainer.keras, {args.out}/preset/ (keras-hub preset), {args.out}/vocab.txt")
+    print(f"logs:  {args.out}/history.csv, TensorBoard logs in {args.out}/logs, loss curve {plot}")
     print(f"done in {summary['seconds']:.0f}s")
     return summary
 

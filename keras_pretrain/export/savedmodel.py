@@ -12,7 +12,8 @@
   ALBERT, `nsp_logits` for BERT).
 - signatures `serving_default` (encoder; `encoder_outputs` flattened to
   `encoder_outputs_0`, ... since signatures return flat dicts) and `mlm`, so
-  `saved_model_cli run` and `keras.layers.TFSMLayer` work.
+  `saved_model_cli run` works; `serve` (= `obj.__call__`) and `serve_mlm`
+  (= `obj.mlm`) are the endpoints for `keras.layers.TFSMLayer`.
 
 `export_preprocessor(tokenizer, path, seq_length=128)` writes a preprocessor
 SavedModel: `obj(strings)` -> the three encoder inputs [B, seq_length];
@@ -20,7 +21,8 @@ SavedModel: `obj(strings)` -> the three encoder inputs [B, seq_length];
 [seg_a] or [seg_a, seg_b], seq_length=N)` -> encoder inputs packed as
 `[CLS] A [SEP] (B [SEP])`, round-robin truncation; variables
 `cls_id`, `sep_id`, `pad_id`, `mask_id`, `vocab_size`; and signatures
-`serving_default` (one segment), `pair` (two segments).
+`serving_default` (one segment, input `text`), `pair` (`text_a`, `text_b`);
+endpoint `serve` (= `obj.__call__`) for `keras.layers.TFSMLayer`.
 
 The model may be any keras_pretrain backbone whose inputs are `token_ids`,
 `segment_ids`, `padding_mask` and outputs `sequence_output`, `pooled_output`,
@@ -123,6 +125,7 @@ def export_encoder(model, path, include_mlm=True):
     # Track every variable (Keras 3 variables are tf.Variables on this backend).
     root.variables_ = [v.value for v in getattr(model, "weights", backbone.weights)]
     root.__call__ = tf.function(encode, input_signature=[spec])
+    root.serve = root.__call__  # `keras.layers.TFSMLayer`'s default endpoint
     signatures = {
         "serving_default": tf.function(
             lambda inputs: flat(encode(inputs)), input_signature=[spec]
@@ -150,6 +153,7 @@ def export_encoder(model, path, include_mlm=True):
 
         root.mlm = tf.Module()
         root.mlm.__call__ = tf.function(mlm, input_signature=[mlm_spec])
+        root.serve_mlm = root.mlm.__call__
         signatures["mlm"] = tf.function(
             lambda inputs: flat(mlm(inputs)), input_signature=[mlm_spec]
         ).get_concrete_function()
@@ -232,6 +236,7 @@ def export_preprocessor(tokenizer, path, seq_length=128):
     root.__call__ = tf.function(
         lambda texts: pack([tokenize(texts)], seq_length), input_signature=[strings]
     )
+    root.serve = root.__call__  # `keras.layers.TFSMLayer`'s default endpoint
     root.tokenize = tf.function(tokenize, input_signature=[strings])
     ragged = tf.RaggedTensorSpec([None, None], tf.int32)
     length = tf.TensorSpec([], tf.int32)
@@ -248,17 +253,17 @@ def export_preprocessor(tokenizer, path, seq_length=128):
         lambda text_a, text_b: pack(
             [tokenize(text_a), tokenize(text_b)], seq_length
         ),
-        input_signature=[strings, strings],
+        input_signature=[
+            tf.TensorSpec([None], tf.string, name="text_a"),
+            tf.TensorSpec([None], tf.string, name="text_b"),
+        ],
     )
     signatures = {
         "serving_default": tf.function(
             lambda text: pack([tokenize(text)], seq_length),
             input_signature=[tf.TensorSpec([None], tf.string, name="text")],
         ).get_concrete_function(),
-        "pair": pair.get_concrete_function(
-            tf.TensorSpec([None], tf.string, name="text_a"),
-            tf.TensorSpec([None], tf.string, name="text_b"),
-        ),
+        "pair": pair.get_concrete_function(),
     }
     tf.saved_model.save(root, path, signatures=signatures)
     return path

@@ -38,7 +38,7 @@ def test_pretrain_end_to_end(corpus, tmp_path):
         "--vocab-size", "200", "--eval-batches", "1", "--verbose", "0",
     ])
     assert summary["steps"] == 4
-    for name in ("pretrainer.keras", "vocab.txt", "summary.json", "history.csv", "preset/config.json"):
+    for name in ("pretrainer.keras", "vocab.txt", "summary.json", "history.csv", "preset/config.json", "loss.png", "logs"):
         assert os.path.exists(os.path.join(out, name)), name
     with open(os.path.join(out, "summary.json")) as f:
         assert json.load(f)["objective"] == "nsp"
@@ -70,3 +70,54 @@ def test_refuses_to_overwrite(corpus, tmp_path, capsys):
     assert info.value.code == 2
     assert "already holds files" in capsys.readouterr().err
     assert (out / "precious.txt").read_text() == "keep me"
+
+
+def tiny_args(corpus, out, steps):
+    return ["--corpus", corpus, "--out", out, "--steps", str(steps), "--steps-per-epoch", "2",
+            "--batch-size", "4", "--seq-length", "24", "--max-predictions", "4",
+            "--vocab-size", "200", "--eval-batches", "1", "--verbose", "0", "--seed", "3"]
+
+
+def test_resume_reaches_same_weights(corpus, tmp_path, monkeypatch):
+    """An interrupted run, restarted, ends where an uninterrupted one does."""
+    import keras
+    import numpy as np
+
+    from recipes import common
+
+    full = str(tmp_path / "full")
+    pretrain.main(tiny_args(corpus, full, 6))
+
+    part = str(tmp_path / "part")
+    original = common.epoch_checkpoint
+
+    def interrupting_checkpoint(out):
+        callback = original(out)
+        save = callback.on_epoch_end
+
+        def on_epoch_end(epoch, logs=None):
+            save(epoch, logs)
+            if epoch == 1:  # after 2 epochs (4 steps): simulate a kill
+                raise KeyboardInterrupt
+
+        callback.on_epoch_end = on_epoch_end
+        return callback
+
+    monkeypatch.setattr(common, "epoch_checkpoint", interrupting_checkpoint)
+    with pytest.raises(KeyboardInterrupt):
+        pretrain.main(tiny_args(corpus, part, 6))
+    monkeypatch.setattr(common, "epoch_checkpoint", original)
+    assert common.checkpoint_epoch(part) == 2
+    summary = pretrain.main(tiny_args(corpus, part, 6))
+    assert summary["steps"] == 6
+    a = keras.models.load_model(os.path.join(full, "pretrainer.keras"))
+    b = keras.models.load_model(os.path.join(part, "pretrainer.keras"))
+    worst = max(
+        float(np.max(np.abs(keras.ops.convert_to_numpy(x) - keras.ops.convert_to_numpy(y))))
+        for x, y in zip(a.weights, b.weights)
+    )
+    assert worst < 1e-5, worst
+    assert os.path.exists(os.path.join(part, "loss.png"))
+    # A finished run is never resumed or overwritten.
+    with pytest.raises(SystemExit):
+        pretrain.main(tiny_args(corpus, part, 6))
