@@ -1,9 +1,12 @@
 """Pretrain a model family with its own objective on a text corpus.
 
-With no arguments it pretrains a tiny BERT (masked LM + next sentence
-prediction) on the bundled corpus (`corpus/pretrain.txt`) for about two
-minutes on 2 CPU cores, prints the masked-LM accuracy before and after, and
-saves the model. Run `python -m recipes.pretrain --help` for every option.
+With no arguments (the main job, `make demo`) it pretrains a tiny ALBERT
+(masked LM with n-gram masking + sentence order prediction) on the bundled
+corpus (`corpus/pretrain.txt`) in a few minutes on 2 CPU cores, prints the
+masked-LM accuracy before and after, saves the model (`.keras` and a keras-hub
+preset folder), exports a TF-Hub-style module, reloads that module from disk
+and prints fill-mask predictions for two sentences.
+`--model bert` pretrains BERT (masked LM + next sentence prediction) instead.
 """
 
 import argparse
@@ -18,17 +21,24 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_CORPUS = os.path.join(os.path.dirname(HERE), "corpus", "pretrain.txt")
 SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
-# A tiny configuration that learns something in minutes on 2 cores.
-DEMO_CONFIG = {
-    "num_layers": 2,
-    "num_heads": 2,
-    "hidden_dim": 128,
-    "intermediate_dim": 512,
-    "dropout": 0.1,
-}
+DEMO_SENTENCES = ["It was the best of [MASK], it was the worst of times.", "床前明月[MASK]，疑是地上霜。"]
 
-MODELS = ("bert",)
-OBJECTIVES = {"bert": "nsp"}
+# Per family: default objective and masking, and a tiny configuration that
+# learns something in minutes on 2 cores.
+FAMILIES = {
+    "albert": {
+        "objective": "sop",
+        "masking": "ngram",
+        "demo": {"num_layers": 4, "num_groups": 1, "num_heads": 2, "hidden_dim": 128,
+                 "intermediate_dim": 512, "embedding_dim": 64},
+    },
+    "bert": {
+        "objective": "nsp",
+        "masking": "token",
+        "demo": {"num_layers": 2, "num_heads": 2, "hidden_dim": 128, "intermediate_dim": 512},
+    },
+}
+MODELS = tuple(FAMILIES)
 
 
 def build_parser():
@@ -37,13 +47,13 @@ def build_parser():
         description=__doc__,
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
-    parser.add_argument("--model", default="bert", help=f"model family, one of {MODELS}")
+    parser.add_argument("--model", default="albert", help=f"model family, one of {MODELS}")
     parser.add_argument("--preset", default=None, help="a published preset name (default: a tiny demo configuration)")
     parser.add_argument("--corpus", nargs="+", default=[DEFAULT_CORPUS], help="corpus files, folders or globs (one sentence per line, blank line between documents)")
     parser.add_argument("--vocab", default=None, help="WordPiece vocab.txt (default: learn one from the corpus)")
     parser.add_argument("--vocab-size", type=int, default=8000, help="size of the vocabulary learned when --vocab is not given")
     parser.add_argument("--objective", default=None, help="sentence objective: nsp or sop (default: the family's own)")
-    parser.add_argument("--masking", default="token", choices=["token", "whole_word", "ngram"], help="masking strategy")
+    parser.add_argument("--masking", default=None, choices=["token", "whole_word", "ngram"], help="masking strategy (default: the family's own)")
     parser.add_argument("--dynamic", action="store_true", help="dynamic masking (a new mask every epoch) instead of static copies")
     parser.add_argument("--dupe-factor", type=int, default=2, help="static masked copies of each instance")
     parser.add_argument("--seq-length", type=int, default=64)
@@ -61,6 +71,8 @@ def build_parser():
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default=None, help="output folder (default: runs/<model>-<time>); a new folder, or the folder of an interrupted run with the same settings to resume it")
     parser.add_argument("--verbose", type=int, default=1, help="Keras progress bar: 0 silent, 1 bar, 2 one line per epoch")
+    parser.add_argument("--no-export", action="store_true", help="skip the TF-Hub-style module export")
+    parser.add_argument("--fill-mask", nargs="*", default=DEMO_SENTENCES, help="sentences with [MASK] to complete with the exported module at the end")
     return parser
 
 
@@ -114,17 +126,26 @@ def learn_vocabulary(paths, size, lowercase, out):
     return path
 
 
-def build_model(args, vocabulary_size):
+def model_classes(model):
+    if model == "albert":
+        from keras_pretrain.models.albert import AlbertBackbone
+        from keras_pretrain.models.albert import AlbertPretrainer
+
+        return AlbertBackbone, AlbertPretrainer
     from keras_pretrain.models.bert import BertBackbone
     from keras_pretrain.models.bert import BertPretrainer
 
+    return BertBackbone, BertPretrainer
+
+
+def build_model(args, vocabulary_size):
+    backbone_cls, pretrainer_cls = model_classes(args.model)
     if args.preset:
-        backbone = BertBackbone.from_preset(args.preset, vocabulary_size=vocabulary_size, dropout=args.dropout,
-                                            max_sequence_length=max(args.seq_length, 512))
+        backbone = backbone_cls.from_preset(args.preset, vocabulary_size=vocabulary_size, dropout=args.dropout)
     else:
-        config = dict(DEMO_CONFIG, dropout=args.dropout)
-        backbone = BertBackbone(vocabulary_size=vocabulary_size, max_sequence_length=args.seq_length, **config)
-    return BertPretrainer(backbone)
+        config = dict(FAMILIES[args.model]["demo"], dropout=args.dropout)
+        backbone = backbone_cls(vocabulary_size=vocabulary_size, max_sequence_length=args.seq_length, **config)
+    return pretrainer_cls(backbone)
 
 
 def main(argv=None):
@@ -151,7 +172,8 @@ def main(argv=None):
         if not os.path.exists(vocab):  # learned once, kept on resume
             learn_vocabulary(paths, args.vocab_size, args.lowercase, args.out)
     tokenizer = BertTokenizer(vocabulary=vocab, lowercase=args.lowercase)
-    objective = args.objective or OBJECTIVES[args.model]
+    objective = args.objective or FAMILIES[args.model]["objective"]
+    args.masking = args.masking or FAMILIES[args.model]["masking"]
     stats = CorpusStats()
     data_kwargs = dict(objective=objective, masking=args.masking, seq_length=args.seq_length,
                   max_predictions=args.max_predictions, batch_size=args.batch_size)
@@ -195,6 +217,19 @@ def main(argv=None):
     pretrainer.save(os.path.join(args.out, "pretrainer.keras"))
     pretrainer.backbone.save_to_preset(os.path.join(args.out, "preset"))
     tokenizer.save_to_preset(os.path.join(args.out, "preset"))
+    module = None
+    if not args.no_export:
+        import hub_modules
+
+        module = hub_modules.export(pretrainer, os.path.join(args.out, "module"), tokenizer=tokenizer,
+                                    seq_length=args.seq_length, overwrite=True)
+        print(f"exported the TF-Hub-style module to {module}")
+        if args.fill_mask:
+            from recipes.fill_mask import fill_mask
+            from recipes.fill_mask import print_predictions
+
+            print("fill-mask with the module reloaded from disk:")
+            print_predictions(fill_mask(module, args.fill_mask, top_k=5))
     summary = {
         "model": args.model, "objective": objective, "masking": args.masking,
         "backend": keras.config.backend(), "steps": int(keras.ops.convert_to_numpy(pretrainer.optimizer.iterations)),
@@ -204,6 +239,8 @@ def main(argv=None):
     common.write_json(os.path.join(args.out, "summary.json"), summary)
     common.mark_finished(args.out, summary)
     print(f"saved: {args.out}/pretrainer.keras, {args.out}/preset/ (keras-hub preset), {args.out}/vocab.txt")
+    if module:
+        print(f"module: {module} (encoder/, preprocessor/ SavedModels; hub_modules.load({module!r}))")
     print(f"logs:  {args.out}/history.csv, TensorBoard logs in {args.out}/logs, loss curve {plot}")
     print(f"done in {summary['seconds']:.0f}s")
     return summary

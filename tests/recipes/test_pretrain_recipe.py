@@ -30,18 +30,37 @@ def corpus(tmp_path):
     return str(path)
 
 
-def test_pretrain_end_to_end(corpus, tmp_path):
+@pytest.mark.parametrize("model, objective, masking", [("albert", "sop", "ngram"), ("bert", "nsp", "token")])
+def test_pretrain_end_to_end(corpus, tmp_path, model, objective, masking):
     out = str(tmp_path / "run")
     summary = pretrain.main([
-        "--corpus", corpus, "--out", out, "--steps", "4", "--steps-per-epoch", "2",
+        "--model", model, "--corpus", corpus, "--out", out, "--steps", "4", "--steps-per-epoch", "2",
         "--batch-size", "4", "--seq-length", "24", "--max-predictions", "4",
-        "--vocab-size", "200", "--eval-batches", "1", "--verbose", "0",
+        "--vocab-size", "200", "--eval-batches", "1", "--verbose", "0", "--no-export",
     ])
     assert summary["steps"] == 4
     for name in ("pretrainer.keras", "vocab.txt", "summary.json", "history.csv", "preset/config.json", "loss.png", "logs"):
         assert os.path.exists(os.path.join(out, name)), name
     with open(os.path.join(out, "summary.json")) as f:
-        assert json.load(f)["objective"] == "nsp"
+        summary = json.load(f)
+    assert (summary["objective"], summary["masking"]) == (objective, masking)
+
+
+@pytest.mark.tf_only
+def test_demo_path_exports_and_fills_masks(corpus, tmp_path, capsys):
+    """The main job with even smaller settings: train, export, reload, fill-mask."""
+    out = str(tmp_path / "demo")
+    pretrain.main([
+        "--corpus", corpus, "--out", out, "--steps", "2", "--steps-per-epoch", "2",
+        "--batch-size", "4", "--seq-length", "24", "--max-predictions", "4",
+        "--vocab-size", "200", "--eval-batches", "1", "--verbose", "0",
+        "--fill-mask", "It was the [MASK] of times.", "床前明[MASK]光",
+    ])
+    printed = capsys.readouterr().out
+    assert "before: masked-LM accuracy" in printed and "after:  masked-LM accuracy" in printed
+    assert printed.count("[MASK] 1:") == 2
+    for name in ("module/metadata.json", "module/encoder/saved_model.pb", "module/preprocessor/saved_model.pb", "module/model.keras"):
+        assert os.path.exists(os.path.join(out, name)), name
 
 
 @pytest.mark.tf_only
