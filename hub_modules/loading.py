@@ -63,16 +63,21 @@ class HubEncoder(keras.layers.Layer):
         super().__init__(**kwargs)
         self.backbone = backbone
 
+    @staticmethod
+    def _ours(inputs):
+        return {
+            "token_ids": inputs["input_word_ids"],
+            "padding_mask": inputs["input_mask"],
+            "segment_ids": inputs["input_type_ids"],
+        }
+
     def call(self, inputs, training=None):
-        outputs = self.backbone(
-            {
-                "token_ids": inputs["input_word_ids"],
-                "padding_mask": inputs["input_mask"],
-                "segment_ids": inputs["input_type_ids"],
-            },
-            training=training,
-        )
-        outputs = dict(outputs)
+        outputs = dict(self.backbone(self._ours(inputs), training=training))
+        outputs["default"] = outputs.get("pooled_output")
+        return outputs
+
+    def compute_output_spec(self, inputs, training=None):
+        outputs = dict(self.backbone.compute_output_spec(self._ours(inputs)))
         outputs["default"] = outputs.get("pooled_output")
         return outputs
 
