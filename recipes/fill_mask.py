@@ -35,8 +35,10 @@ def fill_mask(module, texts, top_k=5):
     import tensorflow as tf
 
     import hub_modules
+    from keras_pretrain.errors import ConfigError
 
-    module, _ = hub_modules.read_metadata(module)
+    module, metadata = hub_modules.read_metadata(module)
+    max_length = metadata["config"].get("max_sequence_length")
     preprocessor = tf.saved_model.load(os.path.join(module, "preprocessor"))
     encoder = tf.saved_model.load(os.path.join(module, "encoder"))
     tokenizer = hub_modules.load_tokenizer(module)
@@ -52,6 +54,8 @@ def fill_mask(module, texts, top_k=5):
             if i < len(parts) - 1:
                 ids.append(mask_id)
         ids.append(sep_id)
+        if max_length and len(ids) > max_length:
+            raise ConfigError(f"{text!r}: {len(ids)} tokens, more than the model's {max_length} positions.")
         positions = [i for i, t in enumerate(ids) if t == mask_id]
         inputs = {
             "input_word_ids": tf.constant([ids], tf.int32),

@@ -14,6 +14,7 @@ import json
 import os
 import sys
 import time
+import types
 
 from recipes import common
 
@@ -21,11 +22,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_CORPUS = os.path.join(os.path.dirname(HERE), "corpus", "pretrain.txt")
 SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
+DEMO_PROMPT = "the"
 DEMO_SENTENCES = ["It was the best of [MASK], it was the worst of times.", "床前明月[MASK]，疑是地上霜。"]
 
 # Per family: default objective and masking, and a tiny configuration that
 # learns something in minutes on 2 cores.
 FAMILIES = {
+    "gpt": {"objective": "causal_lm", "masking": None},
+    "xlnet": {"objective": "permutation_lm", "masking": None},
+    "elmo": {"objective": "bidirectional_lm", "masking": None},
     "albert": {
         "objective": "sop",
         "masking": "ngram",
@@ -144,8 +149,97 @@ def build_model(args, vocabulary_size):
         backbone = backbone_cls.from_preset(args.preset, vocabulary_size=vocabulary_size, dropout=args.dropout)
     else:
         config = dict(FAMILIES[args.model]["demo"], dropout=args.dropout)
-        backbone = backbone_cls(vocabulary_size=vocabulary_size, max_sequence_length=args.seq_length, **config)
+        # Positions beyond the training length cost little and let the
+        # exported module take longer sentences (fill-mask, fine-tuning).
+        backbone = backbone_cls(vocabulary_size=vocabulary_size, max_sequence_length=max(args.seq_length, 128), **config)
     return pretrainer_cls(backbone)
+
+
+def masked_lm_job(args, paths):
+    """BERT / ALBERT: WordPiece, masked LM + NSP or SOP instances."""
+    from keras_pretrain.data import CorpusStats
+    from keras_pretrain.data import pretraining_dataset
+    from keras_pretrain.models.bert import BertTokenizer
+
+    tokenizer = BertTokenizer(vocabulary=wordpiece_vocabulary(args, paths), lowercase=args.lowercase)
+    args.objective = args.objective or FAMILIES[args.model]["objective"]
+    args.masking = args.masking or FAMILIES[args.model]["masking"]
+    stats = CorpusStats()
+    data_kwargs = dict(objective=args.objective, masking=args.masking, seq_length=args.seq_length,
+                       max_predictions=args.max_predictions, batch_size=args.batch_size)
+    train = pretraining_dataset(paths, tokenizer, dupe_factor=args.dupe_factor, dynamic=args.dynamic,
+                                seed=args.seed, drop_remainder=True, stats=stats, **data_kwargs)
+    held_out = pretraining_dataset(paths, tokenizer, dupe_factor=1, seed=args.seed + 1, shuffle=True, **data_kwargs)
+    return types.SimpleNamespace(
+        tokenizer=tokenizer, train=train, held_out=held_out.take(args.eval_batches).cache(),
+        model=build_model(args, tokenizer.vocabulary_size()), metric="mlm_accuracy",
+        exportable=True, sample=None, stats=stats,
+    )
+
+
+def wordpiece_vocabulary(args, paths):
+    if args.vocab is not None:
+        return args.vocab
+    vocab = os.path.join(args.out, "vocab.txt")
+    if not os.path.exists(vocab):  # learned once, kept on resume
+        learn_vocabulary(paths, args.vocab_size, args.lowercase, args.out)
+    return vocab
+
+
+def gpt_job(args, paths):
+    """GPT-1: BPE learned from the corpus, contiguous blocks, causal LM."""
+    from keras_pretrain.models.gpt.gpt_pretraining import build_gpt_pretraining
+
+    job = build_gpt_pretraining(args, paths)
+    job.exportable = False
+    return job
+
+
+def xlnet_job(args, paths):
+    """XLNet: permutation LM over a contiguous stream, memories carried."""
+    from keras_pretrain.models.bert import BertTokenizer
+    from keras_pretrain.models.xlnet.xlnet_recipe import build_xlnet_pretrainer
+    from keras_pretrain.models.xlnet.xlnet_recipe import xlnet_pretraining_data
+
+    tokenizer = BertTokenizer(vocabulary=wordpiece_vocabulary(args, paths), lowercase=args.lowercase)
+    data = dict(seq_length=args.seq_length, batch_size=args.batch_size)
+    train, _ = xlnet_pretraining_data(paths, tokenizer, seed=args.seed, **data)
+    held_out, _ = xlnet_pretraining_data(paths, tokenizer, seed=args.seed + 1, **data)
+    model = build_xlnet_pretrainer(tokenizer.vocabulary_size(), preset=args.preset, **data)
+    return types.SimpleNamespace(tokenizer=tokenizer, train=train, held_out=held_out.take(args.eval_batches).cache(),
+                                 model=model, metric="accuracy", exportable=False, sample=None, stats=None)
+
+
+def elmo_job(args, paths):
+    """ELMo: word vocabulary, character ids, forward + backward LMs."""
+    from keras_pretrain.models.elmo import ElmoBackbone
+    from keras_pretrain.models.elmo import ElmoBiLM
+    from keras_pretrain.models.elmo import build_word_vocabulary
+    from keras_pretrain.models.elmo import elmo_pretraining_dataset
+
+    vocab = build_word_vocabulary(paths, max_size=args.vocab_size, lowercase=args.lowercase)
+    with open(os.path.join(args.out, "words.txt"), "w", encoding="utf-8") as f:
+        f.write("\n".join(vocab) + "\n")
+    data = dict(seq_length=args.seq_length, batch_size=args.batch_size, lowercase=args.lowercase)
+    train = elmo_pretraining_dataset(paths, vocab, seed=args.seed, **data)
+    held_out = elmo_pretraining_dataset(paths, vocab, seed=args.seed + 1, **data).take(args.eval_batches).cache()
+    if args.preset:
+        backbone = ElmoBackbone.from_preset(args.preset, dropout=args.dropout)
+    else:
+        backbone = ElmoBackbone(num_layers=2, hidden_dim=64, lstm_dim=256, filters=[[1, 32], [2, 32], [3, 64], [4, 128]],
+                                num_highway=1, dropout=args.dropout)
+    model = ElmoBiLM(backbone, vocabulary_size=len(vocab), num_sampled=min(256, len(vocab) - 1), seed=args.seed)
+    return types.SimpleNamespace(tokenizer=None, train=train, held_out=held_out, model=model,
+                                 metric="forward_perplexity", exportable=False, sample=None, stats=None)
+
+
+METRIC_LABELS = {
+    "mlm_accuracy": "masked-LM accuracy",
+    "accuracy": "prediction accuracy",
+    "forward_perplexity": "forward-LM perplexity",
+}
+
+JOBS = {"albert": masked_lm_job, "bert": masked_lm_job, "gpt": gpt_job, "xlnet": xlnet_job, "elmo": elmo_job}
 
 
 def main(argv=None):
@@ -156,9 +250,6 @@ def main(argv=None):
 
     import keras
 
-    from keras_pretrain.data import CorpusStats
-    from keras_pretrain.data import pretraining_dataset
-    from keras_pretrain.models.bert import BertTokenizer
     from keras_pretrain.optimizers import make_optimizer
 
     keras.utils.set_random_seed(args.seed)
@@ -166,27 +257,15 @@ def main(argv=None):
         keras.mixed_precision.set_global_policy(args.mixed_precision)
     started = time.time()
     print(f"keras_pretrain: pretraining {args.model} on {len(paths)} file(s), backend {keras.config.backend()}, output {args.out}")
-    vocab = args.vocab
-    if vocab is None:
-        vocab = os.path.join(args.out, "vocab.txt")
-        if not os.path.exists(vocab):  # learned once, kept on resume
-            learn_vocabulary(paths, args.vocab_size, args.lowercase, args.out)
-    tokenizer = BertTokenizer(vocabulary=vocab, lowercase=args.lowercase)
-    objective = args.objective or FAMILIES[args.model]["objective"]
-    args.masking = args.masking or FAMILIES[args.model]["masking"]
-    stats = CorpusStats()
-    data_kwargs = dict(objective=objective, masking=args.masking, seq_length=args.seq_length,
-                  max_predictions=args.max_predictions, batch_size=args.batch_size)
-    train = pretraining_dataset(paths, tokenizer, dupe_factor=args.dupe_factor, dynamic=args.dynamic,
-                                seed=args.seed, drop_remainder=True, stats=stats, **data_kwargs)
-    held_out = pretraining_dataset(paths, tokenizer, dupe_factor=1, seed=args.seed + 1, shuffle=True, **data_kwargs)
-    held_out = held_out.take(args.eval_batches).cache()
-    print(f"corpus: {stats}")
-    print(f"data ready in {time.time() - started:.0f}s (vocabulary {tokenizer.vocabulary_size()} entries)")
+    job = JOBS[args.model](args, paths)
+    args.objective = args.objective or FAMILIES[args.model]["objective"]
+    pretrainer, train, held_out, metric = job.model, job.train, job.held_out, job.metric
+    if job.stats is not None:
+        print(f"corpus: {job.stats}")
+    print(f"data ready in {time.time() - started:.0f}s")
 
     epochs = args.epochs or max(1, args.steps // args.steps_per_epoch)
     total_steps = epochs * args.steps_per_epoch
-    pretrainer = build_model(args, tokenizer.vocabulary_size())
     pretrainer.compile(optimizer=make_optimizer(args.optimizer, args.learning_rate, total_steps))
     print(f"model: {pretrainer.backbone.count_params():,} backbone parameters")
     before = pretrainer.evaluate(held_out, verbose=0, return_dict=True)
@@ -196,7 +275,8 @@ def main(argv=None):
         before = json.load(open(os.path.join(args.out, "before.json")))
     else:
         common.write_json(os.path.join(args.out, "before.json"), before)
-    print(f"before: masked-LM accuracy {before['mlm_accuracy']:.3f}, loss {before['loss']:.3f}")
+    label = METRIC_LABELS.get(metric, metric)
+    print(f"before: {label} {before[metric]:.3f}, loss {before['loss']:.3f}")
 
     # The same batches in the same order whether or not the run was resumed.
     stream = train.repeat().skip(start_epoch * args.steps_per_epoch)
@@ -210,15 +290,19 @@ def main(argv=None):
         verbose=args.verbose, callbacks=callbacks,
     )
     after = pretrainer.evaluate(held_out, verbose=0, return_dict=True)
-    print(f"after:  masked-LM accuracy {after['mlm_accuracy']:.3f}, loss {after['loss']:.3f}")
+    print(f"after:  {label} {after[metric]:.3f}, loss {after['loss']:.3f}")
+    if job.sample is not None:
+        print(f"sample: {job.sample(DEMO_PROMPT)!r}")
     plot = common.plot_history(os.path.join(args.out, "history.csv"), os.path.join(args.out, "loss.png"),
-                               f"{args.model} pretraining ({objective}, {args.masking} masking)")
+                               f"{args.model} pretraining")
 
     pretrainer.save(os.path.join(args.out, "pretrainer.keras"))
-    pretrainer.backbone.save_to_preset(os.path.join(args.out, "preset"))
-    tokenizer.save_to_preset(os.path.join(args.out, "preset"))
+    tokenizer = job.tokenizer
+    if job.exportable:
+        pretrainer.backbone.save_to_preset(os.path.join(args.out, "preset"))
+        tokenizer.save_to_preset(os.path.join(args.out, "preset"))
     module = None
-    if not args.no_export:
+    if job.exportable and not args.no_export:
         import hub_modules
 
         module = hub_modules.export(pretrainer, os.path.join(args.out, "module"), tokenizer=tokenizer,
@@ -231,14 +315,14 @@ def main(argv=None):
             print("fill-mask with the module reloaded from disk:")
             print_predictions(fill_mask(module, args.fill_mask, top_k=5))
     summary = {
-        "model": args.model, "objective": objective, "masking": args.masking,
+        "model": args.model, "objective": args.objective, "masking": args.masking, "metric": metric,
         "backend": keras.config.backend(), "steps": int(keras.ops.convert_to_numpy(pretrainer.optimizer.iterations)),
         "before": before, "after": after, "seconds": round(time.time() - started, 1),
         "final_loss": history.history["loss"][-1] if history.history.get("loss") else None,
     }
     common.write_json(os.path.join(args.out, "summary.json"), summary)
     common.mark_finished(args.out, summary)
-    print(f"saved: {args.out}/pretrainer.keras, {args.out}/preset/ (keras-hub preset), {args.out}/vocab.txt")
+    print(f"saved: {args.out}/pretrainer.keras" + (f", {args.out}/preset/ (keras-hub preset)" if job.exportable else ""))
     if module:
         print(f"module: {module} (encoder/, preprocessor/ SavedModels; hub_modules.load({module!r}))")
     print(f"logs:  {args.out}/history.csv, TensorBoard logs in {args.out}/logs, loss curve {plot}")

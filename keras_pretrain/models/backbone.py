@@ -1,4 +1,4 @@
-"""Base class of every keras_pretrain backbone."""
+"""Base classes of every keras_pretrain backbone."""
 
 import os
 
@@ -8,8 +8,8 @@ import keras_hub
 from keras_pretrain.errors import ConfigError
 
 
-class Backbone(keras_hub.models.Backbone):
-    """A keras-hub `Backbone` that also knows our published configurations.
+class PresetMixin:
+    """Published configurations: `preset_configs`, `from_preset`, `_config()`.
 
     Subclasses set `preset_configs`, a dict `name -> {"config": {...},
     "description": str, ...}` (metadata only, no weights). `from_preset(name)`
@@ -26,10 +26,9 @@ class Backbone(keras_hub.models.Backbone):
             config = dict(cls.preset_configs[preset]["config"])
             config.update(kwargs)
             return cls(**config)
-        if isinstance(preset, (str, os.PathLike)) and os.path.isdir(preset):
-            return super().from_preset(
-                str(preset), load_weights=load_weights, **kwargs
-            )
+        parent = getattr(super(), "from_preset", None)
+        if parent is not None and isinstance(preset, (str, os.PathLike)) and os.path.isdir(preset):
+            return parent(str(preset), load_weights=load_weights, **kwargs)
         raise ConfigError(
             f"{cls.__name__}: unknown preset {preset!r}. Known presets: "
             f"{sorted(cls.preset_configs)}; or pass a local preset folder "
@@ -48,3 +47,56 @@ class Backbone(keras_hub.models.Backbone):
     def _config(self):
         """The constructor arguments of the subclass (override)."""
         return {}
+
+
+class Backbone(PresetMixin, keras_hub.models.Backbone):
+    """A keras-hub `Backbone` (functional) that knows our published configurations."""
+
+
+class SubclassedBackbone(PresetMixin, keras.Model):
+    """Base of backbones that cannot be functional models (XLNet's optional inputs).
+
+    Why not keras-hub's `Backbone`: Keras rewrites the base class of a model
+    class to `Functional` the first time a functional subclass of it is built
+    (`inject_functional_model_class`). Once any functional backbone exists,
+    every class deriving from keras-hub's `Backbone` is a `Functional`, whose
+    `__init__` demands `inputs` and `outputs`. A subclassed model therefore
+    derives from `keras.Model` itself; this class supplies the keras-hub
+    `Backbone` conveniences it needs (config, `token_embedding`).
+    """
+
+    def __init__(self, *args, dtype=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        if dtype is not None:
+            self.dtype_policy = keras.dtype_policies.get(dtype)
+
+    def __setattr__(self, name, value):
+        # As keras-hub: plain setattr for properties on the torch backend.
+        is_property = isinstance(getattr(type(self), name, None), property)
+        if keras.config.backend() == "torch" and is_property:
+            return object.__setattr__(self, name, value)
+        return super().__setattr__(name, value)
+
+    @property
+    def token_embedding(self):
+        return getattr(self, "_token_embedding", None)
+
+    @token_embedding.setter
+    def token_embedding(self, value):
+        self._token_embedding = value
+
+    def get_config(self):
+        config = {
+            "name": self.name,
+            "trainable": self.trainable,
+            "dtype": keras.dtype_policies.serialize(self.dtype_policy),
+        }
+        config.update(self._config())
+        return config
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        if isinstance(config.get("dtype"), dict):
+            config["dtype"] = keras.dtype_policies.get(config["dtype"])
+        return cls(**config)

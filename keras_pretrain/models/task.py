@@ -7,8 +7,8 @@ import keras_hub
 import numpy as np
 
 
-class Task(keras_hub.models.Task):
-    """A keras-hub `Task` that also accepts the original feature dicts.
+class TaskMixin:
+    """Accepting the original feature dicts; default compile arguments.
 
     Pretraining data comes as dicts named like the original TFRecord features
     (`input_ids`, `input_mask`, `segment_ids`, `masked_lm_positions`,
@@ -23,9 +23,11 @@ class Task(keras_hub.models.Task):
     """
 
     def preprocess_samples(self, x, y=None, sample_weight=None):
-        x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(
-            super().preprocess_samples(x, y, sample_weight)
-        )
+        parent = getattr(super(), "preprocess_samples", None)
+        if parent is not None:
+            x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(
+                parent(x, y, sample_weight)
+            )
         if y is None and isinstance(x, dict) and self.is_feature_dict(x):
             x, y, sample_weight = self.adapt_features(x)
         return keras.utils.pack_x_y_sample_weight(x, y, sample_weight)
@@ -73,6 +75,87 @@ class Task(keras_hub.models.Task):
 
     def _config(self):
         return {}
+
+
+class Task(TaskMixin, keras_hub.models.Task):
+    """A keras-hub `Task` (functional) that also accepts the original feature dicts."""
+
+
+class SubclassedTask(TaskMixin, keras.Model):
+    """Base of tasks that cannot be functional models (XLNet's memories).
+
+    See `SubclassedBackbone` for why it does not derive from keras-hub's
+    `Task`. It keeps the keras-hub conventions (`backbone`, `preprocessor`,
+    default `compile()`, feature dicts in `fit` / `evaluate` / `predict`:
+    `preprocess_samples` is mapped over `tf.data` datasets and applied to
+    in-memory inputs).
+    """
+
+    def __init__(self, *args, compile=True, **kwargs):
+        super().__init__(*args, **kwargs)
+        if compile:
+            self.compile()
+
+    def __setattr__(self, name, value):
+        is_property = isinstance(getattr(type(self), name, None), property)
+        if keras.config.backend() == "torch" and is_property:
+            return object.__setattr__(self, name, value)
+        return super().__setattr__(name, value)
+
+    @property
+    def backbone(self):
+        return getattr(self, "_backbone", None)
+
+    @backbone.setter
+    def backbone(self, value):
+        self._backbone = value
+
+    @property
+    def preprocessor(self):
+        return getattr(self, "_preprocessor", None)
+
+    @preprocessor.setter
+    def preprocessor(self, value):
+        self._preprocessor = value
+
+    def _preprocessed(self, x, y=None, sample_weight=None):
+        tf = sys.modules.get("tensorflow")
+        if tf is not None and isinstance(x, tf.data.Dataset):
+            return x.map(self._map_batch), None, None
+        return keras.utils.unpack_x_y_sample_weight(self.preprocess_samples(x, y, sample_weight))
+
+    def _map_batch(self, *batch):
+        batch = batch[0] if len(batch) == 1 else batch
+        return self.preprocess_samples(*keras.utils.unpack_x_y_sample_weight(batch))
+
+    def fit(self, x=None, y=None, sample_weight=None, **kwargs):
+        x, y, sample_weight = self._preprocessed(x, y, sample_weight)
+        return super().fit(x, y, sample_weight=sample_weight, **kwargs)
+
+    def evaluate(self, x=None, y=None, sample_weight=None, **kwargs):
+        x, y, sample_weight = self._preprocessed(x, y, sample_weight)
+        return super().evaluate(x, y, sample_weight=sample_weight, **kwargs)
+
+    def predict(self, x, **kwargs):
+        x, _, _ = self._preprocessed(x)
+        return super().predict(x, **kwargs)
+
+    def get_config(self):
+        config = {
+            "backbone": keras.layers.serialize(self.backbone),
+            "preprocessor": keras.layers.serialize(self.preprocessor),
+            "name": self.name,
+        }
+        config.update(self._config())
+        return config
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        for key in ("backbone", "preprocessor"):
+            if isinstance(config.get(key), dict):
+                config[key] = keras.layers.deserialize(config[key])
+        return cls(**config)
 
 
 def feature(features, *names):

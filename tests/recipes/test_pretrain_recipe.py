@@ -32,6 +32,7 @@ def corpus(tmp_path):
 
 @pytest.mark.parametrize("model, objective, masking", [("albert", "sop", "ngram"), ("bert", "nsp", "token")])
 def test_pretrain_end_to_end(corpus, tmp_path, model, objective, masking):
+    """The masked-LM families on every backend (the others: test_other_families)."""
     out = str(tmp_path / "run")
     summary = pretrain.main([
         "--model", model, "--corpus", corpus, "--out", out, "--steps", "4", "--steps-per-epoch", "2",
@@ -94,7 +95,7 @@ def test_refuses_to_overwrite(corpus, tmp_path, capsys):
 def tiny_args(corpus, out, steps):
     return ["--corpus", corpus, "--out", out, "--steps", str(steps), "--steps-per-epoch", "2",
             "--batch-size", "4", "--seq-length", "24", "--max-predictions", "4",
-            "--vocab-size", "200", "--eval-batches", "1", "--verbose", "0", "--seed", "3"]
+            "--vocab-size", "200", "--eval-batches", "1", "--verbose", "0", "--seed", "3", "--no-export"]
 
 
 def test_resume_reaches_same_weights(corpus, tmp_path, monkeypatch):
@@ -140,3 +141,20 @@ def test_resume_reaches_same_weights(corpus, tmp_path, monkeypatch):
     # A finished run is never resumed or overwritten.
     with pytest.raises(SystemExit):
         pretrain.main(tiny_args(corpus, part, 6))
+
+
+@pytest.mark.tf_only
+@pytest.mark.parametrize("model, files", [
+    ("gpt", ["vocab.json", "merges.txt"]),
+    ("xlnet", ["vocab.txt"]),
+    ("elmo", ["words.txt"]),
+])
+def test_other_families(corpus, tmp_path, model, files):
+    out = str(tmp_path / model)
+    summary = pretrain.main([
+        "--model", model, "--corpus", corpus, "--out", out, "--steps", "2", "--steps-per-epoch", "2",
+        "--batch-size", "4", "--seq-length", "16", "--vocab-size", "200", "--eval-batches", "1", "--verbose", "0",
+    ])
+    assert summary["steps"] == 2
+    for name in ["pretrainer.keras", "loss.png", "summary.json"] + files:
+        assert os.path.exists(os.path.join(out, name)), name

@@ -1,0 +1,326 @@
+"""GPT fine-tuning: task heads on the extract token, L3 = L2 + lambda * L1."""
+
+import keras
+from keras import ops
+
+from keras_pretrain.errors import ConfigError
+from keras_pretrain.losses import classification_loss
+from keras_pretrain.models.gpt.gpt_backbone import gpt_kernel_initializer
+from keras_pretrain.models.gpt.gpt_causal_lm import decoder_inputs
+from keras_pretrain.models.gpt.gpt_causal_lm import lm_loss
+from keras_pretrain.models.gpt.gpt_causal_lm import lm_targets
+from keras_pretrain.models.task import Task
+from keras_pretrain.models.task import ones_like
+
+TASKS = ("classification", "entailment", "similarity", "multiple_choice")
+
+
+@keras.saving.register_keras_serializable(package="keras_pretrain")
+class FoldSequences(keras.layers.Layer):
+    """[B, N, T] -> [B * N, T]: several sequences per example, run one by one."""
+
+    def call(self, x):
+        return ops.reshape(x, (-1, ops.shape(x)[-1]))
+
+    def compute_output_shape(self, input_shape):
+        return (None, input_shape[-1])
+
+
+@keras.saving.register_keras_serializable(package="keras_pretrain")
+class UnfoldSequences(keras.layers.Layer):
+    """[B * N, ...] -> [B, N, ...] (the inverse of `FoldSequences`).
+
+    Args:
+        reduction: None keeps the N axis; "sum" sums over it (GPT-1's
+            similarity head adds the states of both orderings); "squeeze"
+            drops a last axis of size 1 (one score per choice).
+    """
+
+    def __init__(self, reduction=None, **kwargs):
+        super().__init__(**kwargs)
+        self.reduction = reduction
+
+    def call(self, x, reference):
+        shape = ops.shape(reference)
+        x = ops.reshape(x, (shape[0], shape[1]) + tuple(ops.shape(x)[1:]))
+        if self.reduction == "sum":
+            x = ops.sum(x, axis=1)
+        elif self.reduction == "squeeze":
+            x = ops.squeeze(x, axis=-1)
+        return x
+
+    def compute_output_shape(self, x_shape, reference_shape):
+        if self.reduction == "sum":
+            return (reference_shape[0],) + tuple(x_shape[1:])
+        if self.reduction == "squeeze":
+            return tuple(reference_shape[:2]) + tuple(x_shape[1:-1])
+        return tuple(reference_shape[:2]) + tuple(x_shape[1:])
+
+    def get_config(self):
+        config = super().get_config()
+        config["reduction"] = self.reduction
+        return config
+
+
+@keras.saving.register_keras_serializable(package="keras_pretrain")
+class ExtractTokenState(keras.layers.Layer):
+    """The hidden state of the extract token: the last real token of each row.
+
+    `transform_inputs` always ends a sequence with the extract token and
+    pads on the right, so its position is `sum(padding_mask) - 1`.
+    """
+
+    def call(self, hidden, padding_mask):
+        index = ops.sum(ops.cast(padding_mask, "int32"), axis=-1) - 1
+        index = ops.maximum(index, 0)
+        index = ops.reshape(index, (-1, 1, 1))
+        return ops.squeeze(ops.take_along_axis(hidden, index, axis=1), axis=1)
+
+    def compute_output_shape(self, hidden_shape, padding_mask_shape):
+        return (hidden_shape[0], hidden_shape[-1])
+
+
+@keras.saving.register_keras_serializable(package="keras_pretrain")
+class GPTClassifier(Task):
+    """GPT-1 fine-tuning with the auxiliary LM objective, for four task types.
+
+    The input transformations of the paper (build them with
+    `transform_inputs`): every sequence is `start ... extract`, and the
+    classifier reads the final hidden state of the extract token.
+    - `"classification"`: `start text extract`, inputs [B, T], logits
+      [B, num_classes].
+    - `"entailment"`: `start premise delimiter hypothesis extract`, as above.
+    - `"similarity"`: both orders `start A delim B extract` and
+      `start B delim A extract`, inputs [B, 2, T]; the two extract states
+      are summed before the linear layer.
+    - `"multiple_choice"`: `start context delim answer_k extract` for every
+      answer, inputs [B, C, T]; a linear layer gives one score per choice and
+      the softmax runs over the choices (logits [B, C]; `num_classes` is
+      ignored).
+
+    Outputs: dict with `logits` and `lm` (next-token logits over every
+    sequence, [B, T, V] or [B, N, T, V]). Loss (compiled by default):
+    L3 = L2 + lm_weight * L1, with L2 the cross-entropy of `logits` and L1
+    the mean next-token loss over the real tokens of all sequences
+    (`loss_weights={"logits": 1, "lm": lm_weight}`).
+
+    `fit()` takes `(x, labels)` with `x` the decoder inputs (the LM targets
+    are derived from `x`), or a dict with `token_ids`, `padding_mask` and a
+    `label` / `labels` entry.
+
+    Args:
+        backbone: a `GPTBackbone` (its vocabulary must include the special
+            tokens; see `expand_vocabulary`).
+        num_classes: int (unused for "multiple_choice").
+        task: one of "classification", "entailment", "similarity",
+            "multiple_choice".
+        lm_weight: float, lambda of L3 (0.5 in the paper).
+        dropout: float, dropout before the linear layer (0.1).
+        preprocessor: optional preprocessor.
+
+    Reference: Radford et al. 2018, sections 3.2 and 3.3.
+    """
+
+    def __init__(
+        self,
+        backbone,
+        num_classes=2,
+        task="classification",
+        lm_weight=0.5,
+        dropout=0.1,
+        preprocessor=None,
+        **kwargs,
+    ):
+        if task not in TASKS:
+            raise ConfigError(f"Unknown GPT task {task!r}; expected one of {TASKS}.")
+        # === Config (needed by the default compile in the constructor) ===
+        self.num_classes = num_classes
+        self.task = task
+        self.lm_weight = lm_weight
+        self.dropout = dropout
+
+        # === Layers ===
+        self.backbone = backbone
+        self.preprocessor = preprocessor
+        multi = task in ("similarity", "multiple_choice")
+        self.fold = FoldSequences(name="fold_sequences") if multi else None
+        self.extract = ExtractTokenState(name="extract_token")
+        self.unfold_states = self.unfold_lm = None
+        if multi:
+            self.unfold_states = UnfoldSequences(
+                reduction="sum" if task == "similarity" else "squeeze",
+                name="unfold_states",
+            )
+            self.unfold_lm = UnfoldSequences(name="unfold_lm")
+        self.output_dropout = keras.layers.Dropout(
+            dropout, dtype=backbone.dtype_policy, name="output_dropout"
+        )
+        self.output_dense = keras.layers.Dense(
+            1 if task == "multiple_choice" else num_classes,
+            kernel_initializer=gpt_kernel_initializer(
+                getattr(backbone, "initializer_range", 0.02)
+            ),
+            dtype=backbone.dtype_policy,
+            name="logits",
+        )
+
+        # === Functional Model ===
+        shape = (None, None) if multi else (None,)
+        if task == "similarity":
+            shape = (2, None)
+        token_ids = keras.Input(shape=shape, dtype="int32", name="token_ids")
+        padding_mask = keras.Input(shape=shape, dtype="int32", name="padding_mask")
+        flat_ids, flat_mask = token_ids, padding_mask
+        if multi:
+            flat_ids, flat_mask = self.fold(token_ids), self.fold(padding_mask)
+        hidden = backbone({"token_ids": flat_ids, "padding_mask": flat_mask})[
+            "sequence_output"
+        ]
+        lm = backbone.token_embedding(hidden, reverse=True)
+        state = self.extract(hidden, flat_mask)
+        if task == "multiple_choice":
+            scores = self.output_dense(self.output_dropout(state))  # (B*C, 1)
+            logits = self.unfold_states(scores, token_ids)  # (B, C)
+        else:
+            if task == "similarity":
+                state = self.unfold_states(state, token_ids)
+            logits = self.output_dense(self.output_dropout(state))
+        if multi:
+            lm = self.unfold_lm(lm, token_ids)
+        super().__init__(
+            inputs={"token_ids": token_ids, "padding_mask": padding_mask},
+            outputs={"logits": logits, "lm": lm},
+            **kwargs,
+        )
+
+    def _config(self):
+        return {
+            "num_classes": self.num_classes,
+            "task": self.task,
+            "lm_weight": self.lm_weight,
+            "dropout": self.dropout,
+        }
+
+    def is_feature_dict(self, x):
+        return "label" in x or "labels" in x
+
+    def adapt_features(self, features):
+        labels = features["label"] if "label" in features else features["labels"]
+        return self._with_lm_targets(decoder_inputs(features), labels)
+
+    def _with_lm_targets(self, x, labels):
+        targets, weights = lm_targets(x)
+        y = {"logits": labels, "lm": targets}
+        sample_weight = {"logits": ones_like(labels), "lm": weights}
+        return x, y, sample_weight
+
+    def preprocess_samples(self, x, y=None, sample_weight=None):
+        x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(
+            super().preprocess_samples(x, y, sample_weight)
+        )
+        if y is not None and not isinstance(y, dict):
+            if sample_weight is not None:
+                raise ConfigError(
+                    "GPTClassifier: pass sample weights as a dict "
+                    "{'logits': ..., 'lm': ...}."
+                )
+            x, y, sample_weight = self._with_lm_targets(decoder_inputs(x), y)
+        return keras.utils.pack_x_y_sample_weight(x, y, sample_weight)
+
+    def default_compile_args(self):
+        return {
+            "optimizer": keras.optimizers.AdamW(6.25e-5, weight_decay=0.01),
+            "loss": {"logits": classification_loss(), "lm": lm_loss()},
+            "weighted_metrics": {
+                "logits": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]
+            },
+        }
+
+    def compile(self, *args, loss_weights="auto", **kwargs):
+        """As `Task.compile`; `loss_weights` defaults to {logits: 1, lm: lm_weight}."""
+        if loss_weights == "auto":
+            loss_weights = {"logits": 1.0, "lm": float(self.lm_weight)}
+        super().compile(*args, loss_weights=loss_weights, **kwargs)
+
+
+# --- Input transformations (paper, section 3.3) -----------------------------
+
+
+def _fit(segments, budget):
+    """Trims the longest segment (from its end) until they fit in `budget`."""
+    segments = [list(s) for s in segments]
+    while sum(len(s) for s in segments) > budget:
+        longest = max(range(len(segments)), key=lambda i: len(segments[i]))
+        segments[longest].pop()
+    return segments
+
+
+def pack_sequence(segments, start_id, delimiter_id, extract_id, sequence_length):
+    """`start seg_1 delim seg_2 ... extract`, truncated to `sequence_length`.
+
+    The longest segment loses tokens from its end first; the special tokens
+    are always kept, so the extract token is the last real token.
+    """
+    budget = sequence_length - len(segments) - 1
+    if budget < 0:
+        raise ConfigError(
+            f"sequence_length {sequence_length} cannot hold the special tokens "
+            f"of {len(segments)} segment(s)."
+        )
+    ids = [start_id]
+    for i, segment in enumerate(_fit(segments, budget)):
+        if i:
+            ids.append(delimiter_id)
+        ids.extend(int(t) for t in segment)
+    ids.append(extract_id)
+    return ids
+
+
+def transform_inputs(task, examples, start_id, delimiter_id, extract_id, sequence_length, pad_id=0):
+    """GPT-1's input transformations, from token ids to padded model inputs.
+
+    Args:
+        task: "classification" (each example: a list of ids), "entailment"
+            (each example: `(premise, hypothesis)`), "similarity" (`(a, b)`;
+            both orders are built), "multiple_choice" (`(context, answers)`,
+            `answers` a list of id lists, the same number for every example).
+        examples: list of examples as above (token ids, no special tokens).
+        start_id, delimiter_id, extract_id: ids of the special tokens.
+        sequence_length: int, padded length of every sequence.
+        pad_id: int, id written at padded positions.
+
+    Returns:
+        dict `token_ids`, `padding_mask` (int32 arrays [B, T], or [B, 2, T]
+        for similarity, [B, C, T] for multiple choice).
+    """
+    import numpy as np
+
+    special = (start_id, delimiter_id, extract_id, sequence_length)
+    rows = []
+    for example in examples:
+        if task == "classification":
+            rows.append([pack_sequence([example], *special)])
+        elif task == "entailment":
+            premise, hypothesis = example
+            rows.append([pack_sequence([premise, hypothesis], *special)])
+        elif task == "similarity":
+            a, b = example
+            rows.append([pack_sequence([a, b], *special), pack_sequence([b, a], *special)])
+        elif task == "multiple_choice":
+            context, answers = example
+            rows.append([pack_sequence([context, answer], *special) for answer in answers])
+        else:
+            raise ConfigError(f"Unknown GPT task {task!r}; expected one of {TASKS}.")
+    counts = {len(r) for r in rows}
+    if len(counts) > 1:
+        raise ConfigError(f"Every example needs the same number of choices; found {sorted(counts)}.")
+    n = counts.pop() if counts else 1
+    token_ids = np.full((len(rows), n, sequence_length), pad_id, "int32")
+    padding_mask = np.zeros((len(rows), n, sequence_length), "int32")
+    for i, row in enumerate(rows):
+        for j, ids in enumerate(row):
+            token_ids[i, j, : len(ids)] = ids
+            padding_mask[i, j, : len(ids)] = 1
+    if task in ("classification", "entailment"):
+        token_ids, padding_mask = token_ids[:, 0], padding_mask[:, 0]
+    return {"token_ids": token_ids, "padding_mask": padding_mask}
