@@ -165,3 +165,16 @@ def test_zh_export_and_recipe_errors(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:
         main([])
     assert exit_info.value.code == 2
+
+
+def test_preprocessor_runs_under_saved_model_cli(exported):
+    """The preprocessor needs the tensorflow-text ops: our entry point loads them."""
+    _, _, out = exported
+    result = subprocess.run(
+        [sys.executable, "-m", "keras_pretrain.export.saved_model_cli", "run",
+         "--dir", os.path.join(out, "preprocessor"), "--tag_set", "serve",
+         "--signature_def", "serving_default", "--input_exprs", 'text=["Hello world", "a b"]'],
+        capture_output=True, text=True, timeout=180, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "input_word_ids" in result.stdout and "input_mask" in result.stdout
