@@ -42,7 +42,27 @@ FAMILIES = {
         "masking": "token",
         "demo": {"num_layers": 2, "num_heads": 2, "hidden_dim": 128, "intermediate_dim": 512},
     },
+    # RoBERTa: no NSP, FULL-SENTENCES packing, a new mask every epoch.
+    "roberta": {
+        "objective": "full_sentences",
+        "masking": "token",
+        "dynamic": True,
+        "demo": {"num_layers": 2, "num_heads": 2, "hidden_dim": 128, "intermediate_dim": 512, "padding_id": 0},
+    },
+    "distil_bert": {
+        "objective": "full_sentences",
+        "masking": "token",
+        "dynamic": True,
+        "demo": {"num_layers": 2, "num_heads": 2, "hidden_dim": 128, "intermediate_dim": 512},
+    },
+    # ERNIE 1.0: knowledge masking (phrases / entities from --lexicon).
+    "ernie": {
+        "objective": "nsp",
+        "masking": "knowledge",
+        "demo": {"num_layers": 2, "num_heads": 2, "hidden_dim": 128, "intermediate_dim": 512},
+    },
 }
+EXPORTABLE = ("albert", "bert", "ernie")  # the three-input BERT-like encoders
 MODELS = tuple(FAMILIES)
 
 
@@ -58,7 +78,8 @@ def build_parser():
     parser.add_argument("--vocab", default=None, help="WordPiece vocab.txt (default: learn one from the corpus)")
     parser.add_argument("--vocab-size", type=int, default=8000, help="size of the vocabulary learned when --vocab is not given")
     parser.add_argument("--objective", default=None, help="sentence objective: nsp or sop (default: the family's own)")
-    parser.add_argument("--masking", default=None, choices=["token", "whole_word", "ngram"], help="masking strategy (default: the family's own)")
+    parser.add_argument("--masking", default=None, choices=["token", "whole_word", "ngram", "knowledge"], help="masking strategy (default: the family's own)")
+    parser.add_argument("--lexicon", default=None, help="knowledge masking: a file of phrases / entities, one per line, each masked as one unit")
     parser.add_argument("--dynamic", action="store_true", help="dynamic masking (a new mask every epoch) instead of static copies")
     parser.add_argument("--dupe-factor", type=int, default=2, help="static masked copies of each instance")
     parser.add_argument("--seq-length", type=int, default=64)
@@ -92,6 +113,8 @@ def check_args(parser, args):
         parser.error(f"corpus: {e}")
     if not paths:
         parser.error(f"corpus: no file found in {args.corpus}")
+    if args.lexicon is not None and not os.path.isfile(args.lexicon):
+        parser.error(f"--lexicon: no such file {args.lexicon!r}")
     if args.vocab is not None and not os.path.isfile(args.vocab):
         parser.error(f"--vocab: no such file {args.vocab!r}")
     for name in ("steps", "batch_size", "seq_length", "max_predictions", "steps_per_epoch", "epochs"):
@@ -132,6 +155,21 @@ def learn_vocabulary(paths, size, lowercase, out):
 
 
 def model_classes(model):
+    if model == "roberta":
+        from keras_pretrain.models.roberta import RobertaBackbone
+        from keras_pretrain.models.roberta import RobertaPretrainer
+
+        return RobertaBackbone, RobertaPretrainer
+    if model == "distil_bert":
+        from keras_pretrain.models.distil_bert import DistilBertBackbone
+        from keras_pretrain.models.distil_bert import DistilBertPretrainer
+
+        return DistilBertBackbone, DistilBertPretrainer
+    if model == "ernie":
+        from keras_pretrain.models.ernie import ErnieBackbone
+        from keras_pretrain.models.ernie import ErniePretrainer
+
+        return ErnieBackbone, ErniePretrainer
     if model == "albert":
         from keras_pretrain.models.albert import AlbertBackbone
         from keras_pretrain.models.albert import AlbertPretrainer
@@ -151,7 +189,8 @@ def build_model(args, vocabulary_size):
         config = dict(FAMILIES[args.model]["demo"], dropout=args.dropout)
         # Positions beyond the training length cost little and let the
         # exported module take longer sentences (fill-mask, fine-tuning).
-        backbone = backbone_cls(vocabulary_size=vocabulary_size, max_sequence_length=max(args.seq_length, 128), **config)
+        # (+2: RoBERTa's positions start past the padding id.)
+        backbone = backbone_cls(vocabulary_size=vocabulary_size, max_sequence_length=max(args.seq_length, 128) + 2, **config)
     return pretrainer_cls(backbone)
 
 
@@ -165,15 +204,21 @@ def masked_lm_job(args, paths):
     args.objective = args.objective or FAMILIES[args.model]["objective"]
     args.masking = args.masking or FAMILIES[args.model]["masking"]
     stats = CorpusStats()
+    masking_kwargs = None
+    if args.lexicon:
+        with open(args.lexicon, encoding="utf-8") as f:
+            masking_kwargs = {"phrases": [line.strip() for line in f if line.strip()]}
     data_kwargs = dict(objective=args.objective, masking=args.masking, seq_length=args.seq_length,
-                       max_predictions=args.max_predictions, batch_size=args.batch_size)
-    train = pretraining_dataset(paths, tokenizer, dupe_factor=args.dupe_factor, dynamic=args.dynamic,
+                       max_predictions=args.max_predictions, batch_size=args.batch_size,
+                       masking_kwargs=masking_kwargs)
+    dynamic = args.dynamic or FAMILIES[args.model].get("dynamic", False)
+    train = pretraining_dataset(paths, tokenizer, dupe_factor=args.dupe_factor, dynamic=dynamic,
                                 seed=args.seed, drop_remainder=True, stats=stats, **data_kwargs)
     held_out = pretraining_dataset(paths, tokenizer, dupe_factor=1, seed=args.seed + 1, shuffle=True, **data_kwargs)
     return types.SimpleNamespace(
         tokenizer=tokenizer, train=train, held_out=held_out.take(args.eval_batches).cache(),
         model=build_model(args, tokenizer.vocabulary_size()), metric="mlm_accuracy",
-        exportable=True, sample=None, stats=stats,
+        exportable=args.model in EXPORTABLE, sample=None, stats=stats,
     )
 
 
@@ -239,7 +284,8 @@ METRIC_LABELS = {
     "forward_perplexity": "forward-LM perplexity",
 }
 
-JOBS = {"albert": masked_lm_job, "bert": masked_lm_job, "gpt": gpt_job, "xlnet": xlnet_job, "elmo": elmo_job}
+JOBS = {"albert": masked_lm_job, "bert": masked_lm_job, "roberta": masked_lm_job, "distil_bert": masked_lm_job,
+        "ernie": masked_lm_job, "gpt": gpt_job, "xlnet": xlnet_job, "elmo": elmo_job}
 
 
 def main(argv=None):
@@ -269,6 +315,8 @@ def main(argv=None):
     pretrainer.compile(optimizer=make_optimizer(args.optimizer, args.learning_rate, total_steps))
     print(f"model: {pretrainer.backbone.count_params():,} backbone parameters")
     before = pretrainer.evaluate(held_out, verbose=0, return_dict=True)
+    if metric not in before:  # a single-output task names its metric plainly
+        metric = metric.split("_", 1)[-1]
     if start_epoch:
         common.restore_checkpoint(pretrainer, args.out)
         print(f"resuming {args.out} at epoch {start_epoch}/{epochs} (step {start_epoch * args.steps_per_epoch})")
@@ -298,7 +346,7 @@ def main(argv=None):
 
     pretrainer.save(os.path.join(args.out, "pretrainer.keras"))
     tokenizer = job.tokenizer
-    if job.exportable:
+    if hasattr(pretrainer.backbone, "save_to_preset") and hasattr(tokenizer, "save_to_preset"):
         pretrainer.backbone.save_to_preset(os.path.join(args.out, "preset"))
         tokenizer.save_to_preset(os.path.join(args.out, "preset"))
     module = None

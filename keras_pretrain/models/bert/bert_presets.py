@@ -67,3 +67,16 @@ backbone_presets = {
         "source": _GOOGLE,
     },
 }
+
+# Whole-word-masking BERT differs only in its pretraining data (see
+# keras_pretrain.data.WholeWordMasking); the published Chinese one keeps
+# BERT-base Chinese shapes.
+backbone_presets["bert_wwm_base_zh"] = {
+    "config": _bert(12, 768, 12, vocabulary_size=21128, activation="gelu"),
+    "description": "Chinese BERT-wwm base: BERT-base Chinese shapes (vocab 21128) pretrained with "
+    "whole-word masking over segmenter-decided Chinese words.",
+    "params": 102_267_648,
+    "lowercase": True,
+    "masking": "whole_word (with a Chinese word segmenter)",
+    "source": "https://github.com/ymcui/Chinese-BERT-wwm",
+}

@@ -1,0 +1,13 @@
+"""ERNIE 1.0 (knowledge masking), ERNIE 2.0 continual multi-task learning, Chinese BERT-wwm preset."""
+
+from keras_pretrain.models.ernie.ernie_backbone import ErnieBackbone
+from keras_pretrain.models.ernie.ernie_continual import MultiTask
+from keras_pretrain.models.ernie.ernie_continual import build_multitask_model
+from keras_pretrain.models.ernie.ernie_continual import continual_multitask_training
+from keras_pretrain.models.ernie.ernie_continual import evaluate_tasks
+from keras_pretrain.models.ernie.ernie_presets import backbone_presets
+from keras_pretrain.models.ernie.ernie_presets import bert_wwm_presets
+from keras_pretrain.models.ernie.ernie_presets import ernie_presets
+from keras_pretrain.models.ernie.ernie_pretrainer import ErniePretrainer
+
+ErnieBackbone.preset_configs = backbone_presets

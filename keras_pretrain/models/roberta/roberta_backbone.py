@@ -1,0 +1,205 @@
+"""RoBERTa backbone: BERT's encoder with positions offset past the padding id."""
+
+import keras
+import keras_hub
+from keras import ops
+
+from keras_pretrain.layers.activations import get_activation
+from keras_pretrain.models.backbone import Backbone
+from keras_pretrain.models.bert.bert_backbone import bert_kernel_initializer
+
+
+def padding_offset_positions(padding_mask, padding_id):
+    """fairseq / Hugging Face RoBERTa position ids from a padding mask.
+
+    Real tokens get `padding_id + 1, padding_id + 2, ...` (counting only real
+    tokens), padded ones `padding_id`: `cumsum(mask) * mask + padding_id`.
+    """
+    mask = ops.cast(padding_mask, "int32")
+    return ops.cumsum(mask, axis=1) * mask + padding_id
+
+
+@keras.saving.register_keras_serializable(package="keras_pretrain")
+class RobertaBackbone(Backbone):
+    """The RoBERTa encoder network (Liu et al., 2019).
+
+    The same post-LN transformer as BERT (keras-hub `TransformerEncoder`),
+    with three differences in the embeddings, as in fairseq and the Hugging
+    Face port: position ids start at `padding_id + 1` and skip padding
+    (`cumsum(padding_mask) * padding_mask + padding_id`), so a base model has
+    `512 + 2 = 514` learned positions; keras-hub's `PositionEmbedding` only
+    slices positions `0..T-1`, hence a plain `Embedding` over the computed ids.
+    There is one token type (the row is kept, as in the published
+    checkpoints, and always added); LayerNorm epsilon is 1e-5. RoBERTa is
+    pretrained without a pooler; `use_pooler=True` adds BERT's
+    `tanh(Dense(sequence_output[:, 0]))` (Hugging Face `RobertaModel` has it).
+
+    The port derives positions from `input_ids != padding_id`; here they come
+    from `padding_mask`, which is the same whenever padded slots (and only
+    those) hold the padding id.
+
+    Args:
+        vocabulary_size: int. Size of the byte-level BPE vocabulary.
+        num_layers: int. Number of transformer blocks.
+        num_heads: int. Attention heads per block.
+        hidden_dim: int. Width of the hidden states.
+        intermediate_dim: int. Width of the feed-forward inner layer.
+        dropout: float. Dropout on embeddings, attention and block outputs.
+        max_sequence_length: int. Number of learned positions, including the
+            `padding_id + 1` offset rows (514 for 512 tokens).
+        num_segments: int. Token types (1 in the published models).
+        activation: str. Feed-forward activation (our names, see
+            `keras_pretrain.layers.activations`); "gelu" is the exact form.
+        layer_norm_epsilon: float.
+        initializer_range: float. Stddev of the truncated normal initializers.
+        padding_id: int. Id of `<pad>` (1), the position offset.
+        use_pooler: bool. Add the pooled output.
+        dtype: Keras dtype policy.
+
+    Inputs: dict with `token_ids` and `padding_mask` (int [B, T]).
+    Outputs: dict with `sequence_output` [B, T, H], `encoder_outputs` (one
+    [B, T, H] per block) and, with `use_pooler`, `pooled_output` [B, H].
+
+    Example:
+    ```python
+    backbone = RobertaBackbone.from_preset("roberta_base_en")
+    outputs = backbone({
+        "token_ids": np.array([[0, 713, 16, 2, 1]], "int32"),
+        "padding_mask": np.array([[1, 1, 1, 1, 0]], "int32"),
+    })
+    ```
+
+    Reference: https://arxiv.org/abs/1907.11692
+    """
+
+    def __init__(
+        self,
+        vocabulary_size,
+        num_layers,
+        num_heads,
+        hidden_dim,
+        intermediate_dim,
+        dropout=0.1,
+        max_sequence_length=514,
+        num_segments=1,
+        activation="gelu",
+        layer_norm_epsilon=1e-5,
+        initializer_range=0.02,
+        padding_id=1,
+        use_pooler=False,
+        dtype=None,
+        **kwargs,
+    ):
+        # === Layers ===
+        init = lambda: bert_kernel_initializer(initializer_range)  # noqa: E731
+        self.token_embedding = keras_hub.layers.ReversibleEmbedding(
+            input_dim=vocabulary_size,
+            output_dim=hidden_dim,
+            embeddings_initializer=init(),
+            dtype=dtype,
+            name="token_embedding",
+        )
+        self.position_embedding = keras.layers.Embedding(
+            input_dim=max_sequence_length,
+            output_dim=hidden_dim,
+            embeddings_initializer=init(),
+            dtype=dtype,
+            name="position_embedding",
+        )
+        self.segment_embedding = keras.layers.Embedding(
+            input_dim=num_segments,
+            output_dim=hidden_dim,
+            embeddings_initializer=init(),
+            dtype=dtype,
+            name="segment_embedding",
+        )
+        self.embeddings_add = keras.layers.Add(dtype=dtype, name="embeddings_add")
+        self.embeddings_layer_norm = keras.layers.LayerNormalization(
+            epsilon=layer_norm_epsilon, dtype=dtype, name="embeddings_layer_norm"
+        )
+        self.embeddings_dropout = keras.layers.Dropout(
+            dropout, dtype=dtype, name="embeddings_dropout"
+        )
+        self.transformer_layers = [
+            keras_hub.layers.TransformerEncoder(
+                num_heads=num_heads,
+                intermediate_dim=intermediate_dim,
+                activation=get_activation(activation),
+                dropout=dropout,
+                layer_norm_epsilon=layer_norm_epsilon,
+                kernel_initializer=init(),
+                dtype=dtype,
+                name=f"transformer_layer_{i}",
+            )
+            for i in range(num_layers)
+        ]
+        self.pooled_dense = None
+        if use_pooler:
+            self.pooled_dense = keras.layers.Dense(
+                hidden_dim,
+                activation="tanh",
+                kernel_initializer=init(),
+                dtype=dtype,
+                name="pooled_dense",
+            )
+
+        # === Functional Model ===
+        token_ids = keras.Input(shape=(None,), dtype="int32", name="token_ids")
+        padding_mask = keras.Input(
+            shape=(None,), dtype="int32", name="padding_mask"
+        )
+        positions = padding_offset_positions(padding_mask, padding_id)
+        x = self.embeddings_add(
+            [
+                self.token_embedding(token_ids),
+                self.position_embedding(positions),
+                self.segment_embedding(ops.zeros_like(token_ids)),
+            ]
+        )
+        x = self.embeddings_layer_norm(x)
+        x = self.embeddings_dropout(x)
+        encoder_outputs = []
+        for layer in self.transformer_layers:
+            x = layer(x, padding_mask=padding_mask)
+            encoder_outputs.append(x)
+        outputs = {"sequence_output": x, "encoder_outputs": encoder_outputs}
+        if self.pooled_dense is not None:
+            outputs["pooled_output"] = self.pooled_dense(x[:, 0, :])
+        super().__init__(
+            inputs={"token_ids": token_ids, "padding_mask": padding_mask},
+            outputs=outputs,
+            dtype=dtype,
+            **kwargs,
+        )
+
+        # === Config ===
+        self.vocabulary_size = vocabulary_size
+        self.num_layers = num_layers
+        self.num_heads = num_heads
+        self.hidden_dim = hidden_dim
+        self.intermediate_dim = intermediate_dim
+        self.dropout = dropout
+        self.max_sequence_length = max_sequence_length
+        self.num_segments = num_segments
+        self.activation = activation
+        self.layer_norm_epsilon = layer_norm_epsilon
+        self.initializer_range = initializer_range
+        self.padding_id = padding_id
+        self.use_pooler = use_pooler
+
+    def _config(self):
+        return {
+            "vocabulary_size": self.vocabulary_size,
+            "num_layers": self.num_layers,
+            "num_heads": self.num_heads,
+            "hidden_dim": self.hidden_dim,
+            "intermediate_dim": self.intermediate_dim,
+            "dropout": self.dropout,
+            "max_sequence_length": self.max_sequence_length,
+            "num_segments": self.num_segments,
+            "activation": self.activation,
+            "layer_norm_epsilon": self.layer_norm_epsilon,
+            "initializer_range": self.initializer_range,
+            "padding_id": self.padding_id,
+            "use_pooler": self.use_pooler,
+        }
