@@ -84,7 +84,7 @@ def build_parser():
     parser.add_argument("--dupe-factor", type=int, default=2, help="static masked copies of each instance")
     parser.add_argument("--seq-length", type=int, default=64)
     parser.add_argument("--max-predictions", type=int, default=10)
-    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--batch-size", type=int, default=32, help="global batch size (split over the replicas of --distribution)")
     parser.add_argument("--steps", type=int, default=800, help="total training steps (rounded to whole epochs)")
     parser.add_argument("--epochs", type=int, default=None, help="train for this many epochs of --steps-per-epoch instead of --steps")
     parser.add_argument("--steps-per-epoch", type=int, default=100, help="steps between checkpoints, logs and plot points")
@@ -94,6 +94,7 @@ def build_parser():
     parser.add_argument("--lowercase", default=True, type=lambda s: s.lower() in ("1", "true", "yes"), help="lower-case the text (uncased vocabulary)")
     parser.add_argument("--dropout", type=float, default=0.1, help="dropout of the demo configuration / override of the preset's")
     parser.add_argument("--mixed-precision", default=None, choices=["mixed_float16", "mixed_bfloat16"], help="Keras mixed-precision policy (float16 uses loss scaling)")
+    parser.add_argument("--distribution", default="auto", choices=["auto", "none", "mirrored", "multi_worker", "tpu", "data_parallel", "model_parallel", "ddp"], help="auto: TPU (TPU_NAME), multi-worker (TF_CONFIG), all GPUs / JAX devices, or DDP under torchrun; see keras_pretrain.distribute")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default=None, help="output folder (default: runs/<model>-<time>); a new folder, or the folder of an interrupted run with the same settings to resume it")
     parser.add_argument("--verbose", type=int, default=1, help="Keras progress bar: 0 silent, 1 bar, 2 one line per epoch")
@@ -292,18 +293,29 @@ def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
     paths = check_args(parser, args)
-    start_epoch = common.prepare_output(parser, args.out, run_config(args))
 
     import keras
 
+    from keras_pretrain.distribute import get_distribution
+    from keras_pretrain.distribute import set_mixed_precision
     from keras_pretrain.optimizers import make_optimizer
 
+    # First: MultiWorkerMirroredStrategy must exist before any other TF op.
+    dist = get_distribution(args.distribution)
+    if args.batch_size % dist.num_replicas:
+        parser.error(f"--batch-size {args.batch_size} (global) must divide by the {dist.num_replicas} replicas of {dist.name}")
+    if dist.is_chief:
+        start_epoch = common.prepare_output(parser, args.out, run_config(args))
+    else:  # other workers only read the chief's folder (resume) and write nothing of their own
+        os.makedirs(args.out, exist_ok=True)
+        start_epoch = common.checkpoint_epoch(args.out)
     keras.utils.set_random_seed(args.seed)
-    if args.mixed_precision:
-        keras.mixed_precision.set_global_policy(args.mixed_precision)
+    set_mixed_precision(args.mixed_precision)
     started = time.time()
     print(f"keras_pretrain: pretraining {args.model} on {len(paths)} file(s), backend {keras.config.backend()}, output {args.out}")
-    job = JOBS[args.model](args, paths)
+    print(f"distribution: {dist.name}, {dist.num_replicas} replica(s) x {args.batch_size // dist.num_replicas} = global batch {args.batch_size}")
+    with dist.scope():
+        job = JOBS[args.model](args, paths)
     args.objective = args.objective or FAMILIES[args.model]["objective"]
     pretrainer, train, held_out, metric = job.model, job.train, job.held_out, job.metric
     if job.stats is not None:
@@ -312,7 +324,8 @@ def main(argv=None):
 
     epochs = args.epochs or max(1, args.steps // args.steps_per_epoch)
     total_steps = epochs * args.steps_per_epoch
-    pretrainer.compile(optimizer=make_optimizer(args.optimizer, args.learning_rate, total_steps))
+    with dist.scope():
+        pretrainer.compile(optimizer=make_optimizer(args.optimizer, args.learning_rate, total_steps))
     print(f"model: {pretrainer.backbone.count_params():,} backbone parameters")
     before = pretrainer.evaluate(held_out, verbose=0, return_dict=True)
     if metric not in before:  # a single-output task names its metric plainly
@@ -321,24 +334,29 @@ def main(argv=None):
         common.restore_checkpoint(pretrainer, args.out)
         print(f"resuming {args.out} at epoch {start_epoch}/{epochs} (step {start_epoch * args.steps_per_epoch})")
         before = json.load(open(os.path.join(args.out, "before.json")))
-    else:
+    elif dist.is_chief:
         common.write_json(os.path.join(args.out, "before.json"), before)
+    if hasattr(dist, "prepare"):  # torch DDP: same weights on every rank, averaged gradients
+        dist.prepare(pretrainer)
     label = METRIC_LABELS.get(metric, metric)
     print(f"before: {label} {before[metric]:.3f}, loss {before['loss']:.3f}")
 
     # The same batches in the same order whether or not the run was resumed.
-    stream = train.repeat().skip(start_epoch * args.steps_per_epoch)
-    callbacks = [
+    # Batched with the global batch size; each worker keeps its share.
+    stream = dist.shard(train.repeat().skip(start_epoch * args.steps_per_epoch))
+    callbacks = [  # only the chief writes logs and checkpoints
         keras.callbacks.CSVLogger(os.path.join(args.out, "history.csv"), append=start_epoch > 0),
         keras.callbacks.TensorBoard(os.path.join(args.out, "logs")),
         common.epoch_checkpoint(args.out),
-    ]
+    ] if dist.is_chief else []
     history = pretrainer.fit(
         stream, epochs=epochs, initial_epoch=start_epoch, steps_per_epoch=args.steps_per_epoch,
         verbose=args.verbose, callbacks=callbacks,
     )
     after = pretrainer.evaluate(held_out, verbose=0, return_dict=True)
     print(f"after:  {label} {after[metric]:.3f}, loss {after['loss']:.3f}")
+    if not dist.is_chief:  # the chief saves, exports and writes the summary
+        return {"worker": dist.worker_index, "after": after}
     if job.sample is not None:
         print(f"sample: {job.sample(DEMO_PROMPT)!r}")
     plot = common.plot_history(os.path.join(args.out, "history.csv"), os.path.join(args.out, "loss.png"),
