@@ -98,6 +98,7 @@ def tiny_args(corpus, out, steps):
             "--vocab-size", "200", "--eval-batches", "1", "--verbose", "0", "--seed", "3", "--no-export"]
 
 
+@pytest.mark.tf_only  # slow; the resume logic is backend-independent (checked on jax by hand)
 def test_resume_reaches_same_weights(corpus, tmp_path, monkeypatch):
     """An interrupted run, restarted, ends where an uninterrupted one does."""
     import keras

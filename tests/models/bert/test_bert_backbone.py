@@ -22,6 +22,7 @@ def test_backbone_basics(tmp_path):
     np.testing.assert_allclose(outputs["encoder_outputs"][-1], outputs["sequence_output"])
 
 
+@pytest.mark.tf_only  # counts do not depend on the backend; big models are slow to build
 @pytest.mark.parametrize(
     "preset, params",
     [("bert_base_en_uncased", 109_482_240), ("bert_large_en_uncased", 335_141_888), ("bert_base_zh", 102_267_648)],
@@ -30,6 +31,7 @@ def test_published_parameter_counts(preset, params):
     assert BertBackbone.from_preset(preset).count_params() == params
 
 
+@pytest.mark.tf_only
 def test_small_presets_shapes():
     shapes = {
         "bert_tiny_en_uncased": (2, 128, 2),
