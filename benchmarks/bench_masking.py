@@ -59,7 +59,10 @@ def bench_transformers(ids, batch_size, vocab, repeats):
         path = os.path.join(tmp, "vocab.txt")
         with open(path, "w") as f:
             f.write("\n".join(vocab) + "\n")
-        tokenizer = BertTokenizerFast(vocab_file=path)
+        # transformers 5 reads the vocabulary from `vocab` (a path or a dict) and silently ignores
+        # `vocab_file`, which left a 5-token vocabulary (random replacements drawn from 5 ids).
+        tokenizer = BertTokenizerFast(vocab=path)
+    assert len(tokenizer) == len(vocab), (len(tokenizer), len(vocab))
     collator = DataCollatorForLanguageModeling(tokenizer, mlm_probability=0.15, seed=0)
     examples = [{"input_ids": row.tolist()} for row in ids]
     tensor = torch.from_numpy(ids.astype("int64"))

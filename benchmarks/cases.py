@@ -1,0 +1,524 @@
+"""Benchmark cases, each run in its own process by `benchmarks.run` (so every backend starts fresh).
+
+    python -m benchmarks.cases NAME '{"kwarg": value, ...}'
+
+prints one line `RESULT {json}` (or `RESULT {"skipped": reason}`). KERAS_BACKEND is set by the caller.
+Timing: untimed warm-up calls first (tracing / XLA compilation / allocator warm-up), then `repeats` timed
+calls, each ended by a host read of the result (so asynchronous backends are synchronised); the median is
+reported. Peak memory is the process's maximum resident set size (`ru_maxrss`), framework included.
+"""
+
+import json
+import os
+import resource
+import statistics
+import sys
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import numpy as np  # noqa: E402
+
+# Encoder shapes: layers, hidden, heads, intermediate, vocabulary (+ family extras).
+MLM_SHAPES = {
+    "small": dict(L=4, H=256, A=4, I=1024, V=30522),
+    "base": dict(L=12, H=768, A=12, I=3072, V=30522),
+    # --quick: tiny shapes that exercise every code path in seconds.
+    "tiny": dict(L=2, H=64, A=2, I=128, V=1000),
+}
+ENCODERS = {
+    "bert": dict(L=12, H=768, A=12, I=3072, V=30522),
+    "albert": dict(L=12, H=768, A=12, I=3072, V=30000, E=128),
+    "roberta": dict(L=12, H=768, A=12, I=3072, V=50265),
+    "distil_bert": dict(L=6, H=768, A=12, I=3072, V=30522),
+}
+GPT = dict(L=12, H=768, A=12, I=3072, V=40478)
+TINY = dict(L=2, H=64, A=2, I=128, V=1000, E=32)
+
+
+class Skip(Exception):
+    """The case cannot run here (a family not implemented yet)."""
+
+
+def _median_time(fn, repeats, warmup):
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), times
+
+
+def _peak_rss_mb():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def _backend():
+    if os.environ.get("KERAS_BACKEND"):
+        return os.environ["KERAS_BACKEND"]
+    import keras
+
+    return keras.backend.backend()
+
+
+def _mlm_batch(batch, seq, vocab, predictions, seed=0):
+    rs = np.random.RandomState(seed)
+    ids = rs.randint(5, vocab, size=(batch, seq)).astype("int32")
+    ids[:, 0], ids[:, -1] = 2, 3
+    positions = np.sort(
+        np.stack([rs.choice(np.arange(1, seq - 1), predictions, replace=False) for _ in range(batch)]),
+        axis=1,
+    ).astype("int32")
+    labels = np.take_along_axis(ids, positions, axis=1)
+    masked = ids.copy()
+    np.put_along_axis(masked, positions, 4, axis=1)
+    return masked, positions, labels, np.ones(labels.shape, "float32")
+
+
+def mlm_step_flops(L, H, I, V, batch, seq, predictions, **_):
+    """Model FLOPs of one MLM training step (forward + backward = 3 x forward), the useful work only.
+
+    6 * N * B * T for the encoder matmuls (N = L * (4 H^2 + 2 H I) weights: Q, K, V, output, two FFN),
+    + 12 * L * B * T^2 * H for attention scores and weighted values (2 matmuls of 2 T^2 H per sequence
+    and layer in the forward pass, x3 for training), + 6 * (H^2 + H V) * B * P for the MLM head (transform
+    dense and tied decoder) at the P predicted positions. Embedding lookups, LayerNorm, softmax, GELU,
+    the optimizer update and the pooler are not counted. transformers' BertForMaskedLM also computes the
+    decoder at all T positions; that extra work is not counted as useful.
+    """
+    encoder = L * (4 * H * H + 2 * H * I)
+    return (
+        6 * encoder * batch * seq
+        + 12 * L * batch * seq * seq * H
+        + 6 * (H * H + H * V) * batch * predictions
+    )
+
+
+# --- (1) MLM pretraining steps ------------------------------------------------------------------------
+
+
+def mlm_train(impl, shape, batch, seq=128, predictions=20, repeats=3, warmup=1):
+    """One AdamW float32 MLM step on a fixed batch: ours, keras-hub or transformers."""
+    dims = MLM_SHAPES[shape]
+    L, H, A, I, V = (dims[k] for k in "LHAIV")
+    ids, positions, labels, weights = _mlm_batch(batch, seq, V, predictions)
+    segments = np.zeros_like(ids)
+    mask = np.ones_like(ids)
+    build_start = time.perf_counter()
+    if impl == "transformers":
+        import torch
+        from transformers import BertConfig
+        from transformers import BertForMaskedLM
+
+        torch.manual_seed(0)
+        config = BertConfig(
+            vocab_size=V, hidden_size=H, num_hidden_layers=L, num_attention_heads=A,
+            intermediate_size=I, hidden_act="gelu_new", max_position_embeddings=512,
+        )
+        model = BertForMaskedLM(config)
+        model.train()
+        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.01)
+        full_labels = np.full(ids.shape, -100, "int64")
+        np.put_along_axis(full_labels, positions, labels, axis=1)
+        inputs = {
+            "input_ids": torch.from_numpy(ids.astype("int64")),
+            "token_type_ids": torch.from_numpy(segments.astype("int64")),
+            "attention_mask": torch.from_numpy(mask.astype("int64")),
+            "labels": torch.from_numpy(full_labels),
+        }
+        params = sum(p.numel() for p in model.parameters())
+
+        def step():
+            loss = model(**inputs).loss
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+            return float(loss.detach())
+
+        backend = "torch"
+    else:
+        import keras
+
+        keras.utils.set_random_seed(0)
+        optimizer = keras.optimizers.AdamW(1e-4, weight_decay=0.01)
+        if impl == "ours":
+            from keras_pretrain.models.bert import BertBackbone
+            from keras_pretrain.models.bert import BertPretrainer
+
+            backbone = BertBackbone(
+                vocabulary_size=V, num_layers=L, num_heads=A, hidden_dim=H, intermediate_dim=I
+            )
+            # MLM only, as keras-hub's BertMaskedLM and transformers' BertForMaskedLM.
+            model = BertPretrainer(backbone, sentence_head=False)
+            model.compile(optimizer=optimizer)  # our default MLM loss and accuracy metric
+            x = {"token_ids": ids, "segment_ids": segments, "padding_mask": mask,
+                 "masked_lm_positions": positions}
+            y, sw = {"mlm": labels}, {"mlm": weights}
+        elif impl == "keras_hub":
+            import keras_hub
+
+            backbone = keras_hub.models.BertBackbone(
+                vocabulary_size=V, num_layers=L, num_heads=A, hidden_dim=H, intermediate_dim=I
+            )
+            model = keras_hub.models.BertMaskedLM(backbone)
+            model.compile(optimizer=optimizer)  # keras-hub's default loss and accuracy metric
+            x = {"token_ids": ids, "segment_ids": segments, "padding_mask": mask,
+                 "mask_positions": positions}
+            y, sw = labels, weights
+        else:
+            raise ValueError(f"unknown impl {impl!r}")
+        params = model.count_params()
+
+        def step():
+            # keras.Model's train_on_batch (the compiled train step of the backend's trainer), called
+            # directly: keras-hub's PipelineModel.train_on_batch runs `ops.convert_to_tensor(y)` on the
+            # whole `y`, which fails for a dict of targets such as our pretrainers' {"mlm": ...}.
+            return keras.Model.train_on_batch(model, x, y, sample_weight=sw, return_dict=True)
+
+        backend = _backend()
+    build_s = time.perf_counter() - build_start
+    start = time.perf_counter()
+    step()  # compiles (jit) and runs once
+    first_s = time.perf_counter() - start
+    median, times = _median_time(step, repeats, warmup - 1 if warmup > 1 else 0)
+    flops = mlm_step_flops(L, H, I, V, batch, seq, predictions)
+    return {
+        "impl": impl, "backend": backend, "shape": shape, "batch": batch, "seq": seq,
+        "predictions": predictions, "params": int(params), "build_s": build_s, "first_step_s": first_s,
+        "step_s": median, "times": times, "tokens_per_s": batch * seq / median,
+        "model_flops": flops, "gflops_per_s": flops / median / 1e9, "peak_rss_mb": _peak_rss_mb(),
+    }
+
+
+# --- (2) Encoder inference and GPT generation ------------------------------------------------------
+
+
+def _our_encoder(family, d):
+    import importlib
+
+    import keras
+
+    try:
+        module = importlib.import_module(f"keras_pretrain.models.{family}")
+    except ImportError as e:
+        raise Skip(f"keras_pretrain.models.{family} not importable: {e}")
+    common = dict(vocabulary_size=d["V"], num_layers=d["L"], num_heads=d["A"], hidden_dim=d["H"],
+                  intermediate_dim=d["I"])
+    if family == "bert":
+        backbone = module.BertBackbone(**common)
+    elif family == "albert":
+        backbone = module.AlbertBackbone(embedding_dim=d["E"], **common)
+    elif family == "roberta":
+        backbone = module.RobertaBackbone(**common)
+    elif family == "distil_bert":
+        backbone = module.DistilBertBackbone(**common)
+    else:
+        raise ValueError(family)
+    # Only the last hidden states, as transformers returns by default (no per-layer outputs to host).
+    inputs = {name: backbone.input[name] for name in backbone.input}
+    return keras.Model(inputs, backbone(inputs)["sequence_output"]), sorted(inputs), backbone.count_params()
+
+
+def _hf_encoder(family, d):
+    import transformers as t
+
+    if family == "bert":
+        config = t.BertConfig(vocab_size=d["V"], hidden_size=d["H"], num_hidden_layers=d["L"],
+                              num_attention_heads=d["A"], intermediate_size=d["I"], hidden_act="gelu_new")
+        model = t.BertModel(config)
+    elif family == "albert":
+        config = t.AlbertConfig(vocab_size=d["V"], embedding_size=d["E"], hidden_size=d["H"],
+                                num_hidden_layers=d["L"], num_attention_heads=d["A"],
+                                intermediate_size=d["I"], hidden_act="gelu_new")
+        model = t.AlbertModel(config)
+    elif family == "roberta":
+        config = t.RobertaConfig(vocab_size=d["V"], hidden_size=d["H"], num_hidden_layers=d["L"],
+                                 num_attention_heads=d["A"], intermediate_size=d["I"],
+                                 max_position_embeddings=514, type_vocab_size=1, layer_norm_eps=1e-5)
+        model = t.RobertaModel(config, add_pooling_layer=False)
+    elif family == "distil_bert":
+        config = t.DistilBertConfig(vocab_size=d["V"], dim=d["H"], n_layers=d["L"], n_heads=d["A"],
+                                    hidden_dim=d["I"])
+        model = t.DistilBertModel(config)
+    else:
+        raise ValueError(family)
+    return model.eval()
+
+
+def encoder_inference(impl, family, tiny=False, seq=128, batches=(1, 32), repeats=(7, 3)):
+    """Forward pass latency (batch 1) and throughput (batch 32) of an encoder, random weights."""
+    d = dict(TINY if tiny else ENCODERS[family])
+    results = {"impl": impl, "family": family}
+    rs = np.random.RandomState(0)
+    if impl == "transformers":
+        import torch
+
+        torch.manual_seed(0)
+        model = _hf_encoder(family, d)
+        results["backend"] = "torch"
+        results["params"] = sum(p.numel() for p in model.parameters())
+
+        def make(batch):
+            ids = torch.from_numpy(rs.randint(5, d["V"], size=(batch, seq)).astype("int64"))
+            kwargs = {"input_ids": ids, "attention_mask": torch.ones_like(ids)}
+
+            def fn():
+                with torch.inference_mode():
+                    return model(**kwargs).last_hidden_state.numpy()
+
+            return fn
+    else:
+        model, names, params = _our_encoder(family, d)
+        results["backend"] = _backend()
+        results["params"] = int(params)
+
+        def make(batch):
+            x = {}
+            for name in names:
+                if name == "token_ids":
+                    x[name] = rs.randint(5, d["V"], size=(batch, seq)).astype("int32")
+                elif name == "padding_mask":
+                    x[name] = np.ones((batch, seq), "int32")
+                else:
+                    x[name] = np.zeros((batch, seq), "int32")
+            return lambda: model.predict_on_batch(x)
+
+    for batch, reps in zip(batches, repeats):
+        fn = make(batch)
+        start = time.perf_counter()
+        fn()
+        results[f"first_b{batch}_s"] = time.perf_counter() - start
+        median, times = _median_time(fn, reps, 1 if batch == 1 else 0)
+        results[f"b{batch}_s"] = median
+        results[f"b{batch}_times"] = times
+        results[f"b{batch}_tokens_per_s"] = batch * seq / median
+    results["peak_rss_mb"] = _peak_rss_mb()
+    return results
+
+
+def gpt_generate(impl, tiny=False, batch=1, prompt=16, new_tokens=32, repeats=3):
+    """Greedy generation of `new_tokens` after a `prompt`-token prompt (prefill included in the time)."""
+    d = dict(TINY if tiny else GPT)
+    rs = np.random.RandomState(0)
+    prompts = rs.randint(5, d["V"], size=(batch, prompt))
+    results = {"impl": impl, "batch": batch, "prompt": prompt, "new_tokens": new_tokens}
+    if impl in ("transformers_gpt1", "transformers_gpt2"):
+        import torch
+        import transformers as t
+
+        torch.manual_seed(0)
+        if impl == "transformers_gpt1":
+            # The same architecture as ours; transformers' OpenAIGPT has no key/value cache.
+            config = t.OpenAIGPTConfig(vocab_size=d["V"], n_positions=512, n_embd=d["H"],
+                                       n_layer=d["L"], n_head=d["A"])
+            model = t.OpenAIGPTLMHeadModel(config)
+        else:
+            # GPT-2 block (pre-LN) of the same size, for transformers' generate *with* a cache.
+            config = t.GPT2Config(vocab_size=d["V"], n_positions=512, n_embd=d["H"], n_layer=d["L"],
+                                  n_head=d["A"], n_inner=d["I"], bos_token_id=0,
+                                  eos_token_id=0)
+            model = t.GPT2LMHeadModel(config)
+        model.eval()
+        results["backend"] = "torch"
+        ids = torch.from_numpy(prompts.astype("int64"))
+        kwargs = dict(attention_mask=torch.ones_like(ids), max_new_tokens=new_tokens,
+                      min_new_tokens=new_tokens, do_sample=False, pad_token_id=0, eos_token_id=None)
+
+        def fn():
+            with torch.inference_mode():
+                out = model.generate(ids, **kwargs)
+            assert out.shape[1] == prompt + new_tokens, out.shape
+            return out
+    else:
+        try:
+            from keras_pretrain.models.gpt import GPTBackbone
+            from keras_pretrain.models.gpt import GPTCausalLM
+        except ImportError as e:
+            raise Skip(f"keras_pretrain.models.gpt not importable: {e}")
+        import keras
+
+        keras.utils.set_random_seed(0)
+        backbone = GPTBackbone(vocabulary_size=d["V"], num_layers=d["L"], num_heads=d["A"],
+                               hidden_dim=d["H"], intermediate_dim=d["I"])
+        model = GPTCausalLM(backbone)
+        model.compile(sampler="greedy")
+        results["backend"] = _backend()
+        prompt_lists = [row.tolist() for row in prompts]
+
+        def fn():
+            out = model.generate_ids(prompt_lists, max_length=prompt + new_tokens)
+            assert all(len(row) == prompt + new_tokens for row in out), [len(r) for r in out]
+            return out
+
+    start = time.perf_counter()
+    fn()
+    results["first_s"] = time.perf_counter() - start
+    median, times = _median_time(fn, repeats, 0)
+    results.update(seconds=median, times=times, tokens_per_s=batch * new_tokens / median,
+                   peak_rss_mb=_peak_rss_mb())
+    return results
+
+
+# --- (3) Data ----------------------------------------------------------------------------------------
+
+
+def masking(num_sequences=16384, seq=128, batch=32, vocab=30522, repeats=3, instance_docs=200):
+    """Dynamic masking (ours, tf.data) vs transformers' collator, via `bench_masking` (same token ids)."""
+    from benchmarks import bench_masking as bm
+
+    ids = bm._token_ids(num_sequences, seq, vocab)
+    hf_collate, hf_tensor = bm.bench_transformers(ids, batch, bm._vocab(vocab), repeats)
+    ours = bm.bench_ours(ids, batch, vocab, repeats)
+    instances = bm.bench_instances(instance_docs, seq)
+    return {"ours_seq_per_s": ours, "hf_collator_seq_per_s": hf_collate,
+            "hf_mask_tokens_seq_per_s": hf_tensor, "instances_per_s": instances,
+            "num_sequences": num_sequences, "seq": seq, "batch": batch, "peak_rss_mb": _peak_rss_mb()}
+
+
+def _corpus_lines(limit):
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with open(os.path.join(root, "corpus", "pretrain.txt"), encoding="utf-8") as f:
+        lines = [line.strip() for line in f if line.strip()]
+    return (lines * (1 + limit // max(1, len(lines))))[:limit]
+
+
+def _quick_vocab(lines, size):
+    """A WordPiece vocabulary in seconds: specials, every character (and its ## form), frequent words."""
+    import collections
+    import re
+    import unicodedata
+
+    words = collections.Counter()
+    chars = set()
+    for line in lines:
+        text = unicodedata.normalize("NFD", line.lower())
+        text = "".join(c for c in text if unicodedata.category(c) != "Mn")
+        for word in re.findall(r"\w+|[^\w\s]", text):
+            words[word] += 1
+            chars.update(word)
+    chars = sorted(chars)
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + chars + ["##" + c for c in chars]
+    taken = set(vocab)
+    for word, _ in words.most_common():
+        if len(vocab) >= size:
+            break
+        if word not in taken:
+            vocab.append(word)
+            taken.add(word)
+    return vocab
+
+
+def tokenization(impl, num_lines=20000, batch=1000, vocab_size=8000, repeats=3):
+    """WordPiece tokenization of corpus/pretrain.txt lines (lower-cased), ours vs BertTokenizerFast."""
+    import tempfile
+
+    lines = _corpus_lines(num_lines)
+    vocab = _quick_vocab(lines, vocab_size)
+    batches = [lines[i:i + batch] for i in range(0, len(lines), batch)]
+    if impl == "ours":
+        import tensorflow as tf
+
+        from keras_pretrain.models.bert import BertTokenizer
+
+        tokenizer = BertTokenizer(vocabulary=vocab, lowercase=True)
+        # In-graph, as our pretraining pipeline runs it: batches of strings through tf.data.
+        dataset = tf.data.Dataset.from_tensor_slices(lines).batch(batch).map(tokenizer)
+        tensors = [dataset]
+
+        def encode(d):
+            return sum(int(ids.flat_values.shape[0]) for ids in d)
+
+        def count(out):
+            return out
+
+        def first_ids(n):
+            out = tokenizer(tf.constant(lines[:n]))  # keras-hub returns lists in eager mode
+            return out.to_list() if hasattr(out, "to_list") else out
+    else:
+        from transformers import BertTokenizerFast
+
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "vocab.txt")
+            with open(path, "w", encoding="utf-8") as f:
+                f.write("\n".join(vocab) + "\n")
+            tokenizer = BertTokenizerFast(vocab=path, do_lower_case=True)  # `vocab_file` is ignored in v5
+        assert len(tokenizer) == len(vocab), (len(tokenizer), len(vocab))
+        tensors = batches
+
+        def encode(b):
+            return tokenizer(b, add_special_tokens=False)["input_ids"]
+
+        def count(out):
+            return sum(len(row) for row in out)
+
+        def first_ids(n):
+            return tokenizer(batches[0][:n], add_special_tokens=False)["input_ids"]
+
+    total = [0]
+
+    def run():
+        total[0] = sum(count(encode(b)) for b in tensors)
+
+    run()  # warm-up (graph tracing for ours)
+    median, times = _median_time(run, repeats, 0)
+    return {"impl": impl, "lines": len(lines), "vocab": len(vocab), "tokens": total[0], "seconds": median,
+            "times": times, "lines_per_s": len(lines) / median, "tokens_per_s": total[0] / median,
+            "sample_ids": first_ids(200), "peak_rss_mb": _peak_rss_mb()}
+
+
+# --- (4) Matmul reference -----------------------------------------------------------------------------
+
+
+def matmul(library, n=2048, repeats=10):
+    """float32 n x n x n matmul rate (2 n^3 FLOPs) with numpy, jax, torch or tensorflow."""
+    rs = np.random.RandomState(0)
+    a = rs.standard_normal((n, n)).astype("float32")
+    b = rs.standard_normal((n, n)).astype("float32")
+    if library == "numpy":
+        fn = lambda: a @ b  # noqa: E731
+    elif library == "jax":
+        import jax
+
+        ja, jb = jax.device_put(a), jax.device_put(b)
+        f = jax.jit(lambda x, y: x @ y)
+        fn = lambda: f(ja, jb).block_until_ready()  # noqa: E731
+    elif library == "torch":
+        import torch
+
+        ta, tb = torch.from_numpy(a), torch.from_numpy(b)
+        fn = lambda: torch.matmul(ta, tb)  # noqa: E731
+    elif library == "tensorflow":
+        import tensorflow as tf
+
+        xa, xb = tf.constant(a), tf.constant(b)
+        fn = lambda: tf.linalg.matmul(xa, xb).numpy()  # noqa: E731
+    else:
+        raise ValueError(library)
+    median, times = _median_time(fn, repeats, 2)
+    return {"library": library, "n": n, "seconds": median, "gflops_per_s": 2 * n ** 3 / median / 1e9,
+            "best_gflops_per_s": 2 * n ** 3 / min(times) / 1e9}
+
+
+CASES = {
+    "mlm_train": mlm_train,
+    "encoder_inference": encoder_inference,
+    "gpt_generate": gpt_generate,
+    "masking": masking,
+    "tokenization": tokenization,
+    "matmul": matmul,
+}
+
+
+def main(argv):
+    name, kwargs = argv[0], json.loads(argv[1]) if len(argv) > 1 else {}
+    try:
+        result = CASES[name](**kwargs)
+    except Skip as e:
+        result = {"skipped": str(e)}
+    sys.stdout.flush()
+    print("RESULT " + json.dumps(result), flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

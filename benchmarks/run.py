@@ -1,0 +1,446 @@
+"""Run every benchmark side by side, one subprocess per case, and write benchmarks/RESULTS.md.
+
+    python -m benchmarks.run                 # full run (15-19 minutes on 2 shared cores), writes RESULTS.md
+    python -m benchmarks.run --quick         # tiny shapes, a few steps: a smoke test (writes nothing)
+    python -m benchmarks.run --only mlm,matmul --backends jax
+
+Groups: matmul (float32 2048^3 reference), mlm (BERT MLM pretraining steps: ours on TF/JAX/torch vs
+keras-hub BertMaskedLM on the same backend vs transformers BertForMaskedLM), inference (encoders, batch 1
+latency and batch 32 throughput, vs transformers), generation (GPT greedy decoding with the cache vs
+transformers generate), data (dynamic masking vs DataCollatorForLanguageModeling, tokenization vs
+BertTokenizerFast). Model FLOPs utilization = achieved FLOP/s of the BERT-base step (formula in
+`benchmarks.cases.mlm_step_flops`) / the best matmul FLOP/s of the same run.
+"""
+
+import argparse
+import datetime
+import importlib.metadata
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RESULTS = os.path.join(ROOT, "benchmarks", "RESULTS.md")
+GROUPS = ("matmul", "mlm", "inference", "generation", "data")
+BACKENDS = ("tensorflow", "jax", "torch")
+FAMILIES = ("bert", "albert", "roberta", "distil_bert")
+NOTES_MARKER = "<!-- hand-written notes below: kept when the file is regenerated -->"
+
+# Measured on this machine before any of our code existed (issue "Benchmarks", tokens/s).
+ISSUE_REFERENCE = {
+    ("small", "transformers", "torch"): 936,
+    ("small", "keras_hub", "tensorflow"): 1633,
+    ("small", "keras_hub", "jax"): 2122,
+    ("small", "keras_hub", "torch"): 2285,
+    ("base", "transformers", "torch"): 145,
+    ("base", "keras_hub", "tensorflow"): 120,
+    ("base", "keras_hub", "jax"): 162,
+    ("base", "keras_hub", "torch"): 164,
+}
+
+
+def plan(args):
+    """The list of (group, label, backend, case, kwargs) to run."""
+    quick = args.quick
+    cases = []
+    if "matmul" in args.only:
+        for library in ("numpy", "jax", "torch", "tensorflow"):
+            kwargs = {"library": library, "n": 512 if quick else 2048, "repeats": 3 if quick else 10}
+            cases.append(("matmul", library, None, "matmul", kwargs))
+    if "mlm" in args.only:
+        if quick:
+            shapes = [("tiny", dict(batch=4, seq=32, predictions=5, repeats=2))]
+        else:
+            shapes = [
+                ("small", dict(batch=16, seq=128, predictions=20, repeats=4)),
+                ("base", dict(batch=8, seq=128, predictions=20, repeats=2)),
+            ]
+        for shape, kwargs in shapes:
+            for impl in ("ours", "keras_hub"):
+                for backend in args.backends:
+                    cases.append(("mlm", f"{shape} {impl} {backend}", backend, "mlm_train",
+                                  dict(impl=impl, shape=shape, **kwargs)))
+            cases.append(("mlm", f"{shape} transformers", None, "mlm_train",
+                          dict(impl="transformers", shape=shape, **kwargs)))
+    if "inference" in args.only:
+        repeats = [3, 2] if quick else [7, 2]
+        for family in FAMILIES:
+            for impl, backend in (("ours", args.inference_backend), ("transformers", None)):
+                cases.append(("inference", f"{family} {impl}", backend, "encoder_inference",
+                              dict(impl=impl, family=family, tiny=quick, repeats=repeats)))
+    if "generation" in args.only:
+        for impl, backend in (("ours", args.inference_backend), ("transformers_gpt1", None),
+                              ("transformers_gpt2", None)):
+            # transformers' GPT-1 has no cache: ~30 s per generation on 2 cores, so one timed run.
+            repeats = 2 if quick else (1 if impl == "transformers_gpt1" else 3)
+            cases.append(("generation", impl, backend, "gpt_generate",
+                          dict(impl=impl, tiny=quick, repeats=repeats)))
+    if "data" in args.only:
+        cases.append(("data", "masking", "tensorflow", "masking",
+                      dict(num_sequences=512, repeats=1, instance_docs=20) if quick else {}))
+        for impl in ("ours", "transformers"):
+            cases.append(("data", f"tokenization {impl}", "tensorflow", "tokenization",
+                          dict(impl=impl, num_lines=2000, repeats=1) if quick else dict(impl=impl)))
+    return cases
+
+
+def run_case(case, kwargs, backend, timeout, torch_threads=None):
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONPATH=ROOT)
+    if backend:
+        env["KERAS_BACKEND"] = backend
+    runs_torch = backend == "torch" or str(kwargs.get("impl", "")).startswith("transformers")
+    if torch_threads and runs_torch and case != "matmul":
+        env["OMP_NUM_THREADS"] = str(torch_threads)
+    command = [sys.executable, "-m", "benchmarks.cases", case, json.dumps(kwargs)]
+    start = time.perf_counter()
+    try:
+        proc = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"error": f"timed out after {timeout} s"}, time.perf_counter() - start
+    wall = time.perf_counter() - start
+    for line in reversed(proc.stdout.splitlines()):
+        if line.startswith("RESULT "):
+            return json.loads(line[len("RESULT "):]), wall
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    return {"error": (lines[-1] if lines else f"exit status {proc.returncode}")[:300]}, wall
+
+
+# --- Machine -----------------------------------------------------------------------------------------
+
+
+def machine():
+    def read(path):
+        try:
+            with open(path) as f:
+                return f.read()
+        except OSError:
+            return ""
+
+    cpu = next((line.split(":", 1)[1].strip() for line in read("/proc/cpuinfo").splitlines()
+                if line.startswith("model name")), platform.processor() or "unknown")
+    mem = next((line.split(":", 1)[1].strip() for line in read("/proc/meminfo").splitlines()
+                if line.startswith("MemTotal")), "unknown")
+    versions = {}
+    for package in ("keras", "keras-hub", "tensorflow", "tensorflow-text", "jax", "jaxlib", "torch",
+                    "transformers", "tokenizers", "numpy"):
+        try:
+            versions[package] = importlib.metadata.version(package)
+        except importlib.metadata.PackageNotFoundError:
+            versions[package] = "not installed"
+    return {"nproc": os.cpu_count(), "cpu": cpu, "memory": mem, "python": platform.python_version(),
+            "platform": platform.platform(), "versions": versions}
+
+
+def loadavg():
+    try:
+        with open("/proc/loadavg") as f:
+            return " ".join(f.read().split()[:3])
+    except OSError:
+        return "unknown"
+
+
+# --- Tables ------------------------------------------------------------------------------------------
+
+
+def fmt(x, digits=0):
+    if x is None:
+        return "-"
+    if isinstance(x, str):
+        return x
+    return f"{x:,.{digits}f}"
+
+
+def ratio(a, b):
+    return a / b if a and b else None
+
+
+def table(header, rows):
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(out)
+
+
+def failed(result):
+    if "error" in result:
+        return "error: " + result["error"]
+    if "skipped" in result:
+        return "skipped: " + result["skipped"]
+    return None
+
+
+def build_report(results, args, info, load_start, load_end, started, wall):
+    by = {(r["group"], r["label"]): dict(r["result"], load=r["load_1min"]) for r in results}
+    sections = []
+    targets = []  # (target, measured, pass/miss)
+
+    # Matmul reference.
+    matmul_rows, best_matmul = [], None
+    for library in ("numpy", "jax", "torch", "tensorflow"):
+        r = by.get(("matmul", library))
+        if r is None:
+            continue
+        problem = failed(r)
+        matmul_rows.append([library, problem or fmt(r["gflops_per_s"], 1), fmt(r.get("seconds"), 3)])
+        if not problem and (best_matmul is None or r["gflops_per_s"] > best_matmul[1]):
+            best_matmul = (library, r["gflops_per_s"])
+    if matmul_rows:
+        sections.append("### float32 matmul reference (n = %d, median)\n\n" % (512 if args.quick else 2048)
+                        + table(["library", "GFLOP/s", "seconds"], matmul_rows))
+
+    # MLM training.
+    shapes = ["tiny"] if args.quick else ["small", "base"]
+    mlm_rows = []
+    for shape in shapes:
+        hf = by.get(("mlm", f"{shape} transformers"))
+        hf_tps = hf.get("tokens_per_s") if hf else None
+        for impl in ("ours", "keras_hub", "transformers"):
+            for backend in (args.backends if impl != "transformers" else ["torch"]):
+                label = f"{shape} {impl} {backend}" if impl != "transformers" else f"{shape} transformers"
+                r = by.get(("mlm", label))
+                if r is None:
+                    continue
+                problem = failed(r)
+                if problem:
+                    mlm_rows.append([shape, impl, backend, problem] + ["-"] * 9)
+                    continue
+                kh = by.get(("mlm", f"{shape} keras_hub {backend}"), {})
+                vs_kh = ratio(r["tokens_per_s"], kh.get("tokens_per_s")) if impl != "keras_hub" else None
+                vs_hf = ratio(r["tokens_per_s"], hf_tps) if impl != "transformers" else None
+                mfu = ratio(r["gflops_per_s"], best_matmul[1]) if best_matmul else None
+                ref = ISSUE_REFERENCE.get((shape, impl, backend))
+                mlm_rows.append([
+                    shape, impl, backend, fmt(r["tokens_per_s"]), fmt(r["step_s"], 3),
+                    fmt(vs_kh, 2) + ("x" if vs_kh else ""), fmt(vs_hf, 2) + ("x" if vs_hf else ""),
+                    fmt(r["gflops_per_s"], 1), fmt(mfu * 100 if mfu else None, 0) + ("%" if mfu else ""),
+                    fmt(r["peak_rss_mb"]), fmt(r["first_step_s"], 1), fmt(ref), r["load"],
+                ])
+                if impl == "ours":
+                    if vs_kh is not None:
+                        targets.append((f"MLM {shape}, {backend}: ours >= 1.1x keras-hub", f"{vs_kh:.2f}x",
+                                        vs_kh >= 1.1))
+                    need = {"small": 2.0, "base": 1.2}.get(shape)
+                    if need and vs_hf is not None:
+                        targets.append((f"MLM {shape}, {backend}: ours >= {need}x transformers",
+                                        f"{vs_hf:.2f}x", vs_hf >= need))
+    if mlm_rows:
+        b = "16 x 128" if not args.quick else "4 x 32"
+        sections.append(
+            "### MLM pretraining step (AdamW, float32, 15% of 128 tokens = 20 predictions; "
+            "small = L4 H256 A4 I1024 batch 16, base = L12 H768 A12 I3072 batch 8, V 30522)\n\n"
+            + table(["shape", "implementation", "backend", "tokens/s", "step s (median)", "vs keras-hub",
+                     "vs transformers", "model GFLOP/s", "MFU", "peak RSS MB", "first step s",
+                     "issue ref tok/s", "load at start"], mlm_rows)
+            + ("" if not args.quick else f"\n\n(--quick: tiny shape L2 H64, batch {b})"))
+        mfu_shape = shapes[-1]
+        mfus = []
+        for backend in args.backends:
+            r = by.get(("mlm", f"{mfu_shape} ours {backend}"))
+            if r and not failed(r) and best_matmul:
+                mfus.append((r["gflops_per_s"] / best_matmul[1], backend))
+        if mfus:
+            best = max(mfus)
+            targets.append((f"MFU of the {mfu_shape} training step (ours, best backend) >= 70% of the best "
+                            f"matmul ({best_matmul[0]}, {best_matmul[1]:.1f} GFLOP/s)",
+                            f"{best[0] * 100:.0f}% ({best[1]}); "
+                            + ", ".join(f"{b} {m * 100:.0f}%" for m, b in sorted(mfus, key=lambda t: t[1])),
+                            best[0] >= 0.70))
+
+    # Encoder inference.
+    inf_rows = []
+    for family in FAMILIES:
+        ours = by.get(("inference", f"{family} ours"))
+        hf = by.get(("inference", f"{family} transformers"))
+        for impl, r in (("ours", ours), ("transformers", hf)):
+            if r is None:
+                continue
+            problem = failed(r)
+            if problem:
+                inf_rows.append([family, impl, "-", problem, "-", "-", "-", "-"])
+                continue
+            other = hf if impl == "ours" else None
+            ok_other = other and not failed(other)
+            lat_ratio = ratio(other["b1_s"], r["b1_s"]) if ok_other else None
+            tput_ratio = ratio(r["b32_tokens_per_s"], other["b32_tokens_per_s"]) if ok_other else None
+            inf_rows.append([family, impl, r["backend"], fmt(r["b1_s"] * 1000, 1),
+                             fmt(lat_ratio, 2) + ("x" if lat_ratio else ""), fmt(r["b32_tokens_per_s"]),
+                             fmt(tput_ratio, 2) + ("x" if tput_ratio else ""), fmt(r["peak_rss_mb"])])
+    if inf_rows:
+        sections.append(
+            "### Encoder inference (seq 128, random weights, %s shapes; ratios: ours vs transformers, "
+            ">1 = ours faster)\n\n" % ("tiny" if args.quick else "base")
+            + table(["model", "implementation", "backend", "batch 1 latency ms", "latency speed-up",
+                     "batch 32 tokens/s", "throughput ratio", "peak RSS MB"], inf_rows))
+
+    # Generation.
+    gen_rows = []
+    ours = by.get(("generation", "ours"))
+    for impl, desc in (("ours", "keras_pretrain GPTCausalLM.generate_ids (KV cache)"),
+                       ("transformers_gpt1", "transformers OpenAIGPTLMHeadModel.generate (no cache in HF)"),
+                       ("transformers_gpt2", "transformers GPT2LMHeadModel.generate, same size (KV cache)")):
+        r = by.get(("generation", impl))
+        if r is None:
+            continue
+        problem = failed(r)
+        if problem:
+            gen_rows.append([desc, "-", problem, "-", "-", "-"])
+            continue
+        vs = ratio(ours.get("tokens_per_s"), r["tokens_per_s"]) if ours and not failed(ours) and \
+            impl != "ours" else None
+        gen_rows.append([desc, r["backend"], fmt(r["tokens_per_s"], 1), fmt(r["seconds"], 2),
+                         fmt(vs, 2) + ("x" if vs else ""), fmt(r["peak_rss_mb"])])
+    if gen_rows:
+        sections.append(
+            "### GPT generation (greedy, batch 1, prompt 16, 32 new tokens, prefill included; %s shape)\n\n"
+            % ("tiny" if args.quick else "GPT-1 L12 H768")
+            + table(["implementation", "backend", "new tokens/s", "seconds (median)", "ours is", "peak RSS MB"],
+                    gen_rows))
+
+    # Data.
+    data_rows = []
+    m = by.get(("data", "masking"))
+    if m is not None:
+        problem = failed(m)
+        if problem:
+            data_rows.append(["dynamic masking", problem, "-", "-"])
+        else:
+            vs = m["ours_seq_per_s"] / m["hf_collator_seq_per_s"]
+            data_rows += [
+                ["dynamic masking: ours (tf.data, vectorized)", fmt(m["ours_seq_per_s"]), "sequences/s",
+                 f"{vs:.2f}x collator, "
+                 f"{m['ours_seq_per_s'] / m['hf_mask_tokens_seq_per_s']:.2f}x torch_mask_tokens"],
+                ["transformers DataCollatorForLanguageModeling (list of examples)",
+                 fmt(m["hf_collator_seq_per_s"]), "sequences/s", ""],
+                ["transformers torch_mask_tokens (padded tensor, masking only)",
+                 fmt(m["hf_mask_tokens_seq_per_s"]), "sequences/s", ""],
+                ["static instance creation (NSP + token masking, ours)", fmt(m["instances_per_s"]),
+                 "instances/s", ""],
+            ]
+            targets.append(("Dynamic masking >= 2x transformers' collator", f"{vs:.2f}x", vs >= 2.0))
+    tok = {impl: by.get(("data", f"tokenization {impl}")) for impl in ("ours", "transformers")}
+    if all(t is not None for t in tok.values()):
+        problems = [failed(t) for t in tok.values() if failed(t)]
+        if problems:
+            data_rows.append(["tokenization", "; ".join(problems), "-", "-"])
+        else:
+            o, h = tok["ours"], tok["transformers"]
+            same = sum(a == b for a, b in zip(o["sample_ids"], h["sample_ids"]))
+            data_rows += [
+                ["tokenization: ours BertTokenizer (tf.data, in-graph)", fmt(o["tokens_per_s"]), "tokens/s",
+                 f"{o['tokens_per_s'] / h['tokens_per_s']:.2f}x fast tokenizer; "
+                 f"{same}/{len(o['sample_ids'])} sample lines give identical ids; "
+                 f"{o['tokens']:,} vs {h['tokens']:,} tokens"],
+                ["tokenization: transformers BertTokenizerFast (Rust, batched)", fmt(h["tokens_per_s"]),
+                 "tokens/s", f"{h['lines']:,} lines of corpus/pretrain.txt, vocabulary {h['vocab']:,}"],
+            ]
+    if data_rows:
+        sections.append("### Data\n\n" + table(["what", "rate", "unit", "ratio / note"], data_rows))
+
+    # Targets.
+    if targets:
+        rows = [[t, m, "pass" if ok else "MISS"] for t, m, ok in targets]
+        sections.insert(0, "### Targets (issue \"Benchmarks\"; ratios from this run)\n\n"
+                        + table(["target", "measured", "result"], rows))
+
+    v = info["versions"]
+    head = [
+        "# Benchmark results" + (" (--quick smoke test, tiny shapes: not meaningful)" if args.quick else ""),
+        "",
+        f"Run {started} UTC by `python -m benchmarks.run{' --quick' if args.quick else ''}`, "
+        f"{wall / 60:.1f} minutes, PyTorch threads "
+        f"{args.torch_threads or 'default'}. Each case in its own process (fresh backend); warm-up (compilation) "
+        "untimed; medians of the timed repeats. Generated by benchmarks/run.py.",
+        "",
+        f"Machine: {info['nproc']} CPUs ({info['cpu']}), memory {info['memory']}, Python {info['python']}, "
+        f"{info['platform']}. Load average (1/5/15 min) at start {load_start}, at end {load_end}: the "
+        "machine is shared, so absolute numbers are noisy; ratios measured in the same run are what count.",
+        "",
+        "Versions: " + ", ".join(f"{k} {val}" for k, val in v.items()) + ".",
+    ]
+    method = [
+        "### Method",
+        "",
+        "- MLM step: `keras.Model.train_on_batch` on a fixed batch (compiled train step, `jit_compile` "
+        "default: XLA on TF and JAX, eager on torch) for ours (`BertPretrainer(sentence_head=False)`: MLM "
+        "only, like the others) and keras-hub (`BertMaskedLM(BertBackbone(...))`), AdamW(1e-4, wd 0.01), "
+        "dropout 0.1, tanh GELU everywhere; transformers: `BertForMaskedLM` forward with labels "
+        "(-100 except the 20 predicted positions) + backward + `torch.optim.AdamW` step. tokens/s = "
+        "batch x 128 / median step time.",
+        "- Model FLOPs per step = 6 N B T + 12 L B T^2 H + 6 (H^2 + H V) B P, with N = L (4 H^2 + 2 H I) "
+        "the encoder's matmul weights, B batch, T 128, P 20 predictions (attention: QK^T and AV, 2 T^2 H "
+        "each per layer forward, x3 with the backward; MLM head only at the P positions). MFU = "
+        "(FLOPs / median step time) / best float32 2048^3 matmul rate of the same run "
+        "(numpy, jax, torch, tf). Embeddings, LayerNorm, softmax, GELU, optimizer not counted.",
+        "- Peak RSS: `ru_maxrss` of the case's process (framework and compilation included).",
+        "- Encoders: ours = the backbone's `sequence_output` only, `predict_on_batch`; transformers = "
+        "`last_hidden_state` under `torch.inference_mode()`; random weights, all tokens real.",
+    ]
+    body = "\n".join(head) + "\n\n" + "\n\n".join(sections) + "\n\n" + "\n".join(method) + "\n"
+    return body, targets
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    parser.add_argument("--quick", action="store_true", help="tiny shapes and few steps (smoke test)")
+    parser.add_argument("--only", default=",".join(GROUPS), help=f"comma-separated groups of {GROUPS}")
+    parser.add_argument("--backends", default=",".join(BACKENDS), help="Keras backends for the MLM cases")
+    parser.add_argument("--inference_backend", default="jax", help="Keras backend of our inference cases")
+    parser.add_argument("--output", default=None,
+                        help="Markdown file to write (default: benchmarks/RESULTS.md for a full run of "
+                             "every group, nothing for --quick or --only); '-' for none")
+    parser.add_argument("--timeout", type=int, default=900, help="seconds per case")
+    parser.add_argument("--torch_threads", type=int, default=None,
+                        help="OMP_NUM_THREADS for the PyTorch cases (transformers, Keras torch backend). On a "
+                             "loaded shared machine 1 is steadier than torch's default (all cores), whose "
+                             "OpenMP threads wait for descheduled peers")
+    parser.add_argument("--json", default=None, help="also write the raw results to this JSON file")
+    args = parser.parse_args(argv)
+    args.only = [g.strip() for g in args.only.split(",") if g.strip()]
+    args.backends = [b.strip() for b in args.backends.split(",") if b.strip()]
+    unknown = [g for g in args.only if g not in GROUPS] + [b for b in args.backends if b not in BACKENDS]
+    if unknown:
+        parser.error(f"unknown group or backend: {', '.join(unknown)}")
+    output = args.output
+    if output is None:
+        output = RESULTS if not args.quick and set(args.only) == set(GROUPS) else "-"
+
+    info = machine()
+    load_start = loadavg()
+    started = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M")
+    cases = plan(args)
+    results = []
+    t0 = time.perf_counter()
+    for i, (group, label, backend, case, kwargs) in enumerate(cases, 1):
+        print(f"[{i}/{len(cases)}] {group}: {label} ...", end=" ", file=sys.stderr, flush=True)
+        load = loadavg().split()[0]
+        result, wall = run_case(case, kwargs, backend, args.timeout, args.torch_threads)
+        note = failed(result) or "ok"
+        print(f"{note} ({wall:.0f} s, load {loadavg()})", file=sys.stderr, flush=True)
+        results.append({"group": group, "label": label, "backend": backend, "case": case, "kwargs": kwargs,
+                        "wall_s": wall, "load_1min": load, "result": result})
+    wall = time.perf_counter() - t0
+    report, targets = build_report(results, args, info, load_start, loadavg(), started, wall)
+    print(report)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"machine": info, "results": results}, f, indent=1)
+    if output != "-":
+        notes = ""
+        if os.path.exists(output):
+            with open(output, encoding="utf-8") as f:
+                old = f.read()
+            if NOTES_MARKER in old:
+                notes = old[old.index(NOTES_MARKER) + len(NOTES_MARKER):]
+        with open(output, "w", encoding="utf-8") as f:
+            f.write(report + "\n" + NOTES_MARKER + notes)
+        print(f"wrote {output}", file=sys.stderr)
+    errors = [r for r in results if "error" in r["result"]]
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
