@@ -3,8 +3,14 @@
     python -m recipes.finetune --from runs/albert-... --task classify
     python -m recipes.finetune --from runs/bert-... --task pair --data my_pairs.tsv
 
-`--from` is a pretraining run folder (from `recipes.pretrain`) or a module
-folder (from `hub_modules.export`). Data: a TSV/CSV file with a header,
+`--from` is a pretraining run folder (from `recipes.pretrain`, any family) or a
+module folder (from `hub_modules.export`). Each family gets its own head and
+input format: BERT / ERNIE (pooled [CLS]), ALBERT (pooled [CLS]), RoBERTa and
+DistilBERT (their first-token heads; RoBERTa pairs `<s> A </s></s> B </s>`),
+XLNet (last-token summary, left padding, `A <sep> B <sep> <cls>`), GPT-1
+(start / delimiter / extract tokens added to the vocabulary, the auxiliary LM
+loss, lambda 0.5), ELMo (frozen biLM, trained scalar mix, mean over tokens,
+linear layer; a pair is read as `A ||| B`). Data: a TSV/CSV file with a header,
 `label,text` for `classify` and `label,text_a,text_b` for `pair`; by default
 the bundled `corpus/classify.tsv` (4 topics) or `corpus/pairs.tsv`
 (next-sentence pairs). The classifier is saved as `.keras` and exported as a
@@ -65,43 +71,168 @@ def read_table(parser, path, task):
     return rows
 
 
+FAMILIES = ("albert", "bert", "ernie", "roberta", "distil_bert", "xlnet", "gpt", "elmo")
+GPT_SPECIAL_TOKENS = ["_start_", "_delimiter_", "_classify_"]
+ELMO_PAIR_SEPARATOR = "|||"
+
+
 def load_pretrained(parser, source):
-    """(backbone, tokenizer) from a run folder or a module folder."""
+    """(family, backbone, tokenizer) from a pretraining run folder or a module folder."""
     import keras
 
     import hub_modules
-    from keras_pretrain.models.bert import BertTokenizer
+    from hub_modules.loading import _import_families
 
+    _import_families()
     if os.path.exists(os.path.join(source, "metadata.json")):
         model = hub_modules.loading.load_model(source)
-        return getattr(model, "backbone", model), hub_modules.load_tokenizer(source)
+        _, metadata = hub_modules.read_metadata(source)
+        tokenizer = hub_modules.load_tokenizer(source) if metadata.get("tokenizer") else None
+        return metadata["family"], getattr(model, "backbone", model), tokenizer
     model_path = os.path.join(source, "pretrainer.keras")
-    vocab = os.path.join(source, "vocab.txt")
-    if not (os.path.exists(model_path) and os.path.exists(vocab)):
-        parser.error(f"--from: {source!r} is neither a pretraining run (pretrainer.keras + vocab.txt) nor a module folder (metadata.json)")
-    lowercase = True
     run_path = os.path.join(source, common.RUN_FILE)
+    if not os.path.exists(model_path):
+        parser.error(f"--from: {source!r} is neither a pretraining run (pretrainer.keras) nor a module folder (metadata.json)")
+    config = {}
     if os.path.exists(run_path):
         with open(run_path) as f:
-            lowercase = json.load(f)["config"].get("lowercase", True)
-    import keras_pretrain.models.albert  # noqa: F401  (registers the classes)
-
+            config = json.load(f)["config"]
+    family = config.get("model", "albert")
     model = keras.models.load_model(model_path, compile=False)
-    return model.backbone, BertTokenizer(vocabulary=vocab, lowercase=lowercase)
+    return family, model.backbone, run_tokenizer(parser, source, family, config.get("lowercase", True))
 
 
-def classifier_class(backbone):
-    from keras_pretrain.models.albert import AlbertBackbone
+def run_tokenizer(parser, source, family, lowercase):
+    """The tokenizer a pretraining run saved beside its model."""
+    if family == "elmo":
+        return None  # ELMo reads characters: words are split in `encode`
+    if family == "gpt":
+        from keras_pretrain.models.gpt import GPTTokenizer
+
+        return GPTTokenizer.from_folder(source)
+    from keras_pretrain.models.bert import BertTokenizer
+
+    vocab = os.path.join(source, "vocab.txt")
+    if not os.path.exists(vocab):
+        parser.error(f"--from: {source!r} has no vocab.txt")
+    return BertTokenizer(vocabulary=vocab, lowercase=lowercase)
+
+
+def token_ids(tokenizer, texts):
+    """Lists of token ids (no special tokens), from a keras-hub or Python tokenizer."""
+    if hasattr(tokenizer, "tokenize_to_pieces"):  # GPTTokenizer (Python)
+        return [tokenizer.tokenize(t) for t in texts]
+    ids = tokenizer(list(texts))
+    return ids.to_list() if hasattr(ids, "to_list") else [list(map(int, row)) for row in ids]
+
+
+def truncate(segments, budget):
+    """Drops tokens from the end of the longest segment until all fit in `budget`."""
+    segments = [list(s) for s in segments]
+    while sum(map(len, segments)) > budget:
+        longest = max(range(len(segments)), key=lambda i: len(segments[i]))
+        segments[longest].pop()
+    return segments
+
+
+def pack(family, segments, special, seq_length):
+    """One row: (token ids, segment ids) in the family's format, unpadded.
+
+    BERT, ALBERT, ERNIE, DistilBERT: `[CLS] A [SEP] B [SEP]` (segments 0 / 1);
+    RoBERTa: `<s> A </s></s> B </s>`; XLNet: `A <sep> B <sep> <cls>` with the
+    class token last (segment 2), padded on the left by `encode`.
+    """
+    cls, sep = special
+    if family == "xlnet":
+        segments = truncate(segments, seq_length - len(segments) - 1)
+        ids, types = [], []
+        for i, segment in enumerate(segments):
+            ids += segment + [sep]
+            types += [i] * (len(segment) + 1)
+        return ids + [cls], types + [2]
+    double = family == "roberta"
+    extra = 1 + len(segments) + (double and len(segments) > 1)
+    segments = truncate(segments, seq_length - extra)
+    ids, types = [cls], [0]
+    for i, segment in enumerate(segments):
+        if i and double:
+            ids, types = ids + [sep], types + [i]
+        ids += segment + [sep]
+        types += [i] * (len(segment) + 1)
+    return ids, types
+
+
+def encode(family, tokenizer, columns, seq_length, special=None):
+    """Model inputs (NumPy arrays) for the text columns (one, or two for pairs)."""
+    import numpy as np
+
+    if family == "elmo":
+        from keras_pretrain.models.elmo import character_ids
+        from keras_pretrain.models.elmo import split_words
+
+        words = [sum(([ELMO_PAIR_SEPARATOR] * (i > 0) + split_words(t) for i, t in enumerate(row)), [])
+                 for row in zip(*columns)]
+        return {"char_ids": character_ids(words, sequence_length=seq_length)}
+    ids = [token_ids(tokenizer, column) for column in columns]
+    if family == "gpt":
+        from keras_pretrain.models.gpt import transform_inputs
+
+        task = "classification" if len(ids) == 1 else "entailment"
+        examples = ids[0] if len(ids) == 1 else list(zip(*ids))
+        return transform_inputs(task, examples, *special, seq_length)
+    pad = tokenizer.token_to_id(tokenizer.pad_token)
+    rows = [pack(family, list(segments), special, seq_length) for segments in zip(*ids)]
+    x = {name: np.full((len(rows), seq_length), value, "int32")
+         for name, value in (("token_ids", pad), ("segment_ids", 0), ("padding_mask", 0))}
+    for i, (row, types) in enumerate(rows):
+        where = slice(seq_length - len(row), None) if family == "xlnet" else slice(0, len(row))
+        x["token_ids"][i, where], x["segment_ids"][i, where], x["padding_mask"][i, where] = row, types, 1
+    return x
+
+
+def build_classifier(family, backbone, tokenizer, num_classes, task, seed):
+    """(classifier, special-token ids for `encode`) for the family."""
+    if family == "gpt":
+        from keras_pretrain.models.gpt import GPTClassifier
+        from keras_pretrain.models.gpt import expand_vocabulary
+
+        special = tokenizer.add_special_tokens(GPT_SPECIAL_TOKENS)
+        backbone = expand_vocabulary(backbone, len(GPT_SPECIAL_TOKENS), seed=seed)
+        gpt_task = "classification" if task == "classify" else "entailment"
+        return GPTClassifier(backbone, num_classes=num_classes, task=gpt_task), special
+    if family == "elmo":
+        from keras_pretrain.models.elmo import ElmoClassifier
+
+        return ElmoClassifier(backbone, num_classes=num_classes), None
     from keras_pretrain.models.albert import AlbertClassifier
     from keras_pretrain.models.bert import BertClassifier
+    from keras_pretrain.models.distil_bert import DistilBertClassifier
+    from keras_pretrain.models.roberta import RobertaClassifier
+    from keras_pretrain.models.xlnet import XLNetClassifier
 
-    return AlbertClassifier if isinstance(backbone, AlbertBackbone) else BertClassifier
+    classes = {"albert": AlbertClassifier, "roberta": RobertaClassifier, "distil_bert": DistilBertClassifier,
+               "xlnet": XLNetClassifier}
+    classifier = classes.get(family, BertClassifier)(backbone, num_classes=num_classes)
+    special = (tokenizer.token_to_id(tokenizer.cls_token), tokenizer.token_to_id(tokenizer.sep_token))
+    return classifier, special
+
+
+def accuracy(metrics):
+    """The classification accuracy among `evaluate`'s results (GPT names it per output)."""
+    return next(v for k, v in metrics.items() if k.endswith("accuracy"))
 
 
 def export_classifier(keras_path, out_path):
-    """A SavedModel of the classifier (TensorFlow subprocess on other backends)."""
+    """A SavedModel of the classifier (in a TensorFlow subprocess on other backends)."""
+    import keras
+
+    if keras.config.backend() == "tensorflow":
+        model = keras.models.load_model(keras_path, compile=False)
+        model.preprocessor = None
+        model.export(out_path, format="tf_saved_model", verbose=False)
+        return out_path
     code = (
-        "import sys, keras, keras_pretrain.models.albert, keras_pretrain.models.bert;"
+        "import sys, keras; from hub_modules.loading import _import_families; _import_families();"
         "m = keras.models.load_model(sys.argv[1], compile=False); m.preprocessor = None;"
         "m.export(sys.argv[2], format='tf_saved_model', verbose=False)"
     )
@@ -131,38 +262,40 @@ def main(argv=None):
     import numpy as np
     import tensorflow as tf
 
-    from keras_pretrain.models.bert import BertPreprocessor
-
     keras.utils.set_random_seed(args.seed)
-    backbone, tokenizer = load_pretrained(parser, args.source)
+    family, backbone, tokenizer = load_pretrained(parser, args.source)
+    if family not in FAMILIES:
+        parser.error(f"--from: {args.source!r} holds a {family!r} model; fine-tuning supports {FAMILIES}")
     labels = sorted({r["label"] for r in rows})
     label_ids = np.array([labels.index(r["label"]) for r in rows], "int32")
     order = np.random.default_rng(args.seed).permutation(len(rows))
     split = max(1, int(len(rows) * args.validation_fraction))
-    texts = [[r[c] for r in rows] for c in COLUMNS[args.task][1:]]
+    classifier, special = build_classifier(family, backbone, tokenizer, len(labels), args.task, args.seed)
+    seq_length = min(args.seq_length, getattr(backbone, "max_sequence_length", None) or args.seq_length)
+    columns = [[r[c] for r in rows] for c in COLUMNS[args.task][1:]]
+    x = encode(family, tokenizer, columns, seq_length, special)
+    x = {name: x[name] for name in classifier.input}  # the inputs this classifier takes
 
     def dataset(indices, shuffle):
-        x = tuple(tf.constant([t[i] for i in indices]) for t in texts)
-        x = x[0] if len(x) == 1 else x
-        ds = tf.data.Dataset.from_tensor_slices((x, label_ids[indices]))
+        ds = tf.data.Dataset.from_tensor_slices(({k: v[indices] for k, v in x.items()}, label_ids[indices]))
         if shuffle:
             ds = ds.shuffle(len(indices), seed=args.seed)
         return ds.batch(args.batch_size)
 
     train, valid = dataset(order[split:], True), dataset(order[:split], False)
-    preprocessor = BertPreprocessor(tokenizer, sequence_length=min(args.seq_length, backbone.max_sequence_length))
-    classifier = classifier_class(backbone)(backbone, num_classes=len(labels), preprocessor=preprocessor)
     classifier.compile(optimizer=keras.optimizers.AdamW(args.learning_rate, weight_decay=0.01))
-    print(f"fine-tuning {type(backbone).__name__} on {len(rows)} rows ({args.task}, {len(labels)} labels: {labels})")
+    print(f"fine-tuning {family} ({type(backbone).__name__}) on {len(rows)} rows "
+          f"({args.task}, {len(labels)} labels: {labels})")
     before = classifier.evaluate(valid, verbose=0, return_dict=True)
     classifier.fit(train, validation_data=valid, epochs=args.epochs, verbose=args.verbose)
     after = classifier.evaluate(valid, verbose=0, return_dict=True)
-    print(f"validation accuracy: before {before['accuracy']:.3f}, after {after['accuracy']:.3f}")
+    print(f"validation accuracy: before {accuracy(before):.3f}, after {accuracy(after):.3f}")
     os.makedirs(out, exist_ok=True)
     keras_path = os.path.join(out, "classifier.keras")
     classifier.save(keras_path)
     export_classifier(keras_path, os.path.join(out, "savedmodel"))
-    summary = {"task": args.task, "labels": labels, "before": before, "after": after, "rows": len(rows)}
+    summary = {"family": family, "task": args.task, "labels": labels, "before": before, "after": after,
+               "accuracy_before": accuracy(before), "accuracy_after": accuracy(after), "rows": len(rows)}
     common.write_json(os.path.join(out, "summary.json"), summary)
     print(f"saved: {keras_path}; SavedModel (token ids in, logits out): {out}/savedmodel")
     return summary

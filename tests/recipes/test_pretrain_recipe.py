@@ -144,22 +144,4 @@ def test_resume_reaches_same_weights(corpus, tmp_path, monkeypatch):
         pretrain.main(tiny_args(corpus, part, 6))
 
 
-@pytest.mark.tf_only
-@pytest.mark.parametrize("model, files", [
-    ("roberta", ["vocab.txt", "preset/config.json"]),
-    ("distil_bert", ["vocab.txt", "preset/config.json"]),
-    ("ernie", ["vocab.txt", "preset/config.json"]),
-    ("gpt", ["vocab.json", "merges.txt"]),
-    ("xlnet", ["vocab.txt"]),
-    ("elmo", ["words.txt"]),
-])
-def test_other_families(corpus, tmp_path, model, files):
-    out = str(tmp_path / model)
-    summary = pretrain.main([
-        "--model", model, "--corpus", corpus, "--out", out, "--steps", "2", "--steps-per-epoch", "2",
-        "--batch-size", "4", "--seq-length", "16", "--vocab-size", "200", "--eval-batches", "1", "--verbose", "0",
-        "--no-export",
-    ])
-    assert summary["steps"] == 2
-    for name in ["pretrainer.keras", "loss.png", "summary.json"] + files:
-        assert os.path.exists(os.path.join(out, name)), name
+# The other families are pretrained (and fine-tuned) in test_finetune_families.py.

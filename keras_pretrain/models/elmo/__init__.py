@@ -2,11 +2,12 @@
 
 from keras_pretrain.models.elmo.elmo_backbone import ElmoBackbone
 from keras_pretrain.models.elmo.elmo_backbone import layer_stack
+from keras_pretrain.models.elmo.elmo_classifier import ElmoClassifier
 from keras_pretrain.models.elmo.elmo_data import build_word_vocabulary
 from keras_pretrain.models.elmo.elmo_data import elmo_pretraining_dataset
 from keras_pretrain.models.elmo.elmo_embedder import ElmoEmbedder
-from keras_pretrain.models.elmo.elmo_layers import LSTMP
 from keras_pretrain.models.elmo.elmo_layers import ElmoCharacterEncoder
+from keras_pretrain.models.elmo.elmo_layers import LSTMP
 from keras_pretrain.models.elmo.elmo_layers import ScalarMix
 from keras_pretrain.models.elmo.elmo_presets import backbone_presets
 from keras_pretrain.models.elmo.elmo_pretrainer import ElmoBiLM
