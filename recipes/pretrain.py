@@ -23,7 +23,9 @@ DEFAULT_CORPUS = os.path.join(os.path.dirname(HERE), "corpus", "pretrain.txt")
 SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
 DEMO_PROMPT = "the"
-DEMO_SENTENCES = ["It was the best of [MASK], it was the worst of times.", "床前明月[MASK]，疑是地上霜。"]
+# Two lines in the style of the corpus (Debian fortunes, the Analects in fortunes-zh).
+DEMO_SENTENCES = ["Always do right: this will gratify some people and astonish the rest. -- Mark [MASK]",
+                  "子[MASK]：“学而时习之，不亦说乎？”"]
 
 # Per family: default objective and masking, and a tiny configuration that
 # learns something in minutes on 2 cores.
@@ -31,9 +33,13 @@ FAMILIES = {
     "gpt": {"objective": "causal_lm", "masking": None},
     "xlnet": {"objective": "permutation_lm", "masking": None},
     "elmo": {"objective": "bidirectional_lm", "masking": None},
+    # ALBERT v2 trains without dropout; with it (or at 2e-3) the tiny demo
+    # model stalls at unigram statistics on the bundled corpus.
     "albert": {
         "objective": "sop",
         "masking": "ngram",
+        "dropout": 0.0,
+        "learning_rate": 1e-3,
         "demo": {"num_layers": 4, "num_groups": 1, "num_heads": 2, "hidden_dim": 128,
                  "intermediate_dim": 512, "embedding_dim": 64},
     },
@@ -62,7 +68,7 @@ FAMILIES = {
         "demo": {"num_layers": 2, "num_heads": 2, "hidden_dim": 128, "intermediate_dim": 512},
     },
 }
-EXPORTABLE = ("albert", "bert", "ernie")  # the three-input BERT-like encoders
+MASKED_LM = ("albert", "bert", "roberta", "distil_bert", "ernie")  # fill-mask at the end
 MODELS = tuple(FAMILIES)
 
 
@@ -85,14 +91,14 @@ def build_parser():
     parser.add_argument("--seq-length", type=int, default=64)
     parser.add_argument("--max-predictions", type=int, default=10)
     parser.add_argument("--batch-size", type=int, default=32, help="global batch size (split over the replicas of --distribution)")
-    parser.add_argument("--steps", type=int, default=800, help="total training steps (rounded to whole epochs)")
+    parser.add_argument("--steps", type=int, default=1000, help="total training steps (rounded to whole epochs)")
     parser.add_argument("--epochs", type=int, default=None, help="train for this many epochs of --steps-per-epoch instead of --steps")
     parser.add_argument("--steps-per-epoch", type=int, default=100, help="steps between checkpoints, logs and plot points")
-    parser.add_argument("--learning-rate", type=float, default=2e-3)
+    parser.add_argument("--learning-rate", type=float, default=None, help="peak learning rate (default: the family's demo rate, 1e-3 for ALBERT, else 2e-3)")
     parser.add_argument("--optimizer", default="adamw", choices=["adamw", "lamb"])
     parser.add_argument("--eval-batches", type=int, default=8, help="held-out batches for the accuracy before/after")
     parser.add_argument("--lowercase", default=True, type=lambda s: s.lower() in ("1", "true", "yes"), help="lower-case the text (uncased vocabulary)")
-    parser.add_argument("--dropout", type=float, default=0.1, help="dropout of the demo configuration / override of the preset's")
+    parser.add_argument("--dropout", type=float, default=None, help="dropout of the demo configuration / override of the preset's (default: 0 for ALBERT as v2, else 0.1)")
     parser.add_argument("--mixed-precision", default=None, choices=["mixed_float16", "mixed_bfloat16"], help="Keras mixed-precision policy (float16 uses loss scaling)")
     parser.add_argument("--distribution", default="auto", choices=["auto", "none", "mirrored", "multi_worker", "tpu", "data_parallel", "model_parallel", "ddp"], help="auto: TPU (TPU_NAME), multi-worker (TF_CONFIG), all GPUs / JAX devices, or DDP under torchrun; see keras_pretrain.distribute")
     parser.add_argument("--seed", type=int, default=0)
@@ -122,6 +128,11 @@ def check_args(parser, args):
         value = getattr(args, name)
         if value is not None and value <= 0:
             parser.error(f"--{name.replace('_', '-')} must be positive")
+    family = FAMILIES.get(args.model, {})
+    if args.learning_rate is None:
+        args.learning_rate = family.get("learning_rate", 2e-3)
+    if args.dropout is None:
+        args.dropout = family.get("dropout", 0.1)
     if args.out is None:
         args.out = os.path.join("runs", f"{args.model}-{time.strftime('%Y%m%d-%H%M%S')}")
     return paths
@@ -219,7 +230,7 @@ def masked_lm_job(args, paths):
     return types.SimpleNamespace(
         tokenizer=tokenizer, train=train, held_out=held_out.take(args.eval_batches).cache(),
         model=build_model(args, tokenizer.vocabulary_size()), metric="mlm_accuracy",
-        exportable=args.model in EXPORTABLE, sample=None, stats=stats,
+        sample=None, stats=stats,
     )
 
 
@@ -236,9 +247,7 @@ def gpt_job(args, paths):
     """GPT-1: BPE learned from the corpus, contiguous blocks, causal LM."""
     from keras_pretrain.models.gpt.gpt_pretraining import build_gpt_pretraining
 
-    job = build_gpt_pretraining(args, paths)
-    job.exportable = False
-    return job
+    return build_gpt_pretraining(args, paths)
 
 
 def xlnet_job(args, paths):
@@ -253,7 +262,7 @@ def xlnet_job(args, paths):
     held_out, _ = xlnet_pretraining_data(paths, tokenizer, seed=args.seed + 1, **data)
     model = build_xlnet_pretrainer(tokenizer.vocabulary_size(), preset=args.preset, **data)
     return types.SimpleNamespace(tokenizer=tokenizer, train=train, held_out=held_out.take(args.eval_batches).cache(),
-                                 model=model, metric="accuracy", exportable=False, sample=None, stats=None)
+                                 model=model, metric="accuracy", sample=None, stats=None)
 
 
 def elmo_job(args, paths):
@@ -276,7 +285,22 @@ def elmo_job(args, paths):
                                 num_highway=1, dropout=args.dropout)
     model = ElmoBiLM(backbone, vocabulary_size=len(vocab), num_sampled=min(256, len(vocab) - 1), seed=args.seed)
     return types.SimpleNamespace(tokenizer=None, train=train, held_out=held_out, model=model,
-                                 metric="forward_perplexity", exportable=False, sample=None, stats=None)
+                                 metric="forward_perplexity", sample=None, stats=None)
+
+
+def save_preset(backbone, tokenizer, out):
+    """A keras-hub preset folder: the backbone, and the tokenizer or its files."""
+    import shutil
+
+    preset = os.path.join(out, "preset")
+    backbone.save_to_preset(preset)
+    if hasattr(tokenizer, "save_to_preset"):  # keras-hub tokenizers
+        tokenizer.save_to_preset(preset)
+    else:  # GPT's BPE files, ELMo's word list: beside the weights
+        for name in ("vocab.json", "merges.txt", "words.txt"):
+            if os.path.exists(os.path.join(out, name)):
+                shutil.copy(os.path.join(out, name), os.path.join(preset, name))
+    return preset
 
 
 METRIC_LABELS = {
@@ -364,17 +388,15 @@ def main(argv=None):
 
     pretrainer.save(os.path.join(args.out, "pretrainer.keras"))
     tokenizer = job.tokenizer
-    if hasattr(pretrainer.backbone, "save_to_preset") and hasattr(tokenizer, "save_to_preset"):
-        pretrainer.backbone.save_to_preset(os.path.join(args.out, "preset"))
-        tokenizer.save_to_preset(os.path.join(args.out, "preset"))
+    preset = save_preset(pretrainer.backbone, tokenizer, args.out)
     module = None
-    if job.exportable and not args.no_export:
+    if not args.no_export:
         import hub_modules
 
         module = hub_modules.export(pretrainer, os.path.join(args.out, "module"), tokenizer=tokenizer,
                                     seq_length=args.seq_length, overwrite=True)
         print(f"exported the TF-Hub-style module to {module}")
-        if args.fill_mask:
+        if args.fill_mask and args.model in MASKED_LM:
             from recipes.fill_mask import fill_mask
             from recipes.fill_mask import print_predictions
 
@@ -388,9 +410,10 @@ def main(argv=None):
     }
     common.write_json(os.path.join(args.out, "summary.json"), summary)
     common.mark_finished(args.out, summary)
-    print(f"saved: {args.out}/pretrainer.keras" + (f", {args.out}/preset/ (keras-hub preset)" if job.exportable else ""))
+    print(f"saved: {args.out}/pretrainer.keras, {preset}/ (keras-hub preset folder)")
     if module:
-        print(f"module: {module} (encoder/, preprocessor/ SavedModels; hub_modules.load({module!r}))")
+        parts = ", ".join(f"{n}/" for n in sorted(os.listdir(module)) if os.path.isdir(os.path.join(module, n)))
+        print(f"module: {module} ({parts}; hub_modules.load({module!r}))")
     print(f"logs:  {args.out}/history.csv, TensorBoard logs in {args.out}/logs, loss curve {plot}")
     print(f"done in {summary['seconds']:.0f}s")
     return summary

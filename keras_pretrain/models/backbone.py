@@ -26,9 +26,11 @@ class PresetMixin:
             config = dict(cls.preset_configs[preset]["config"])
             config.update(kwargs)
             return cls(**config)
-        parent = getattr(super(), "from_preset", None)
-        if parent is not None and isinstance(preset, (str, os.PathLike)) and os.path.isdir(preset):
-            return parent(str(preset), load_weights=load_weights, **kwargs)
+        if isinstance(preset, (str, os.PathLike)) and os.path.isdir(preset):
+            parent = getattr(super(), "from_preset", None)
+            if parent is not None:
+                return parent(str(preset), load_weights=load_weights, **kwargs)
+            return _load_preset_folder(cls, str(preset), load_weights, kwargs)
         raise ConfigError(
             f"{cls.__name__}: unknown preset {preset!r}. Known presets: "
             f"{sorted(cls.preset_configs)}; or pass a local preset folder "
@@ -47,6 +49,17 @@ class PresetMixin:
     def _config(self):
         """The constructor arguments of the subclass (override)."""
         return {}
+
+
+def _load_preset_folder(cls, preset, load_weights, kwargs):
+    """keras-hub's preset loader, for backbones that are not keras-hub `Backbone`s."""
+    from keras_hub.src.utils.preset_utils import get_preset_loader
+
+    loader = get_preset_loader(preset)
+    backbone_cls = loader.check_backbone_class()
+    if not issubclass(backbone_cls, cls):
+        raise ConfigError(f"{preset}: holds a {backbone_cls.__name__}, not a {cls.__name__}.")
+    return loader.load_backbone(backbone_cls, load_weights, **kwargs)
 
 
 class Backbone(PresetMixin, keras_hub.models.Backbone):
@@ -84,6 +97,12 @@ class SubclassedBackbone(PresetMixin, keras.Model):
     @token_embedding.setter
     def token_embedding(self, value):
         self._token_embedding = value
+
+    def save_to_preset(self, preset_dir, max_shard_size=10):
+        """A keras-hub preset folder (config.json + weights), as `Backbone.save_to_preset`."""
+        from keras_hub.src.utils.preset_utils import get_preset_saver
+
+        get_preset_saver(preset_dir).save_backbone(self, max_shard_size=max_shard_size)
 
     def get_config(self):
         config = {

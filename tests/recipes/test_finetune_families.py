@@ -17,9 +17,9 @@ FAMILY_FILES = {
     "roberta": ["vocab.txt", "preset/config.json"],
     "distil_bert": ["vocab.txt", "preset/config.json"],
     "ernie": ["vocab.txt", "preset/config.json"],
-    "gpt": ["vocab.json", "merges.txt"],
-    "xlnet": ["vocab.txt"],
-    "elmo": ["words.txt"],
+    "gpt": ["vocab.json", "merges.txt", "preset/config.json", "preset/merges.txt"],
+    "xlnet": ["vocab.txt", "preset/config.json"],
+    "elmo": ["words.txt", "preset/config.json", "preset/words.txt"],
 }
 ROWS = [("1", "call me ishmael", "some years ago"), ("0", "hello world", "床前明月光")] * 8
 
