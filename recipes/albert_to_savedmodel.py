@@ -17,16 +17,16 @@ import argparse
 import os
 import sys
 
-os.environ["KERAS_BACKEND"] = "tensorflow"  # SavedModels hold TF graphs
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+from recipes import common
 
 
-def parse_args(argv=None):
+def build_parser():
     parser = argparse.ArgumentParser(
         prog="python -m recipes.albert_to_savedmodel",
         description="Convert a published ALBERT checkpoint (albert_*_v2 / albert_*_zh "
         ".tar.gz, extracted folder or TF1 hub module) into TF-Hub-style encoder "
         "and preprocessor SavedModels.",
+        formatter_class=common.HelpFormatter,
     )
     parser.add_argument("--tarball", required=True, help="the .tar.gz archive, or its extracted folder")
     parser.add_argument("--out", required=True, help="output folder (gets encoder/ and preprocessor/)")
@@ -34,7 +34,11 @@ def parse_args(argv=None):
                         help="preprocessor output length (default 128, or the model's max positions if fewer)")
     parser.add_argument("--no-mlm", action="store_true", help="export the encoder without the mlm sub-object")
     parser.add_argument("--overwrite", action="store_true", help="replace existing encoder/ and preprocessor/")
-    return parser.parse_args(argv)
+    return parser
+
+
+def parse_args(argv=None):
+    return build_parser().parse_args(argv)
 
 
 def fail(message):
@@ -79,4 +83,6 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
+    os.environ["KERAS_BACKEND"] = "tensorflow"  # SavedModels hold TF graphs (set before Keras loads)
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     sys.exit(main())

@@ -1,10 +1,16 @@
 """Pieces shared by the recipes: output folders, checkpoints, plots."""
 
+import argparse
 import csv
 import json
 import os
 
 RUN_FILE = "run.json"
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
+    """`--help` of every recipe: the module docstring as written, and each option's default."""
+
 CHECKPOINT_DIR = "checkpoint"
 
 

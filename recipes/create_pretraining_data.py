@@ -17,6 +17,8 @@ import random
 import sys
 import time
 
+from recipes import common
+
 OBJECTIVES = ("nsp", "sop", "full_sentences", "doc_sentences")
 MASKINGS = ("token", "whole_word", "ngram", "knowledge")
 
@@ -25,6 +27,7 @@ def build_parser():
     p = argparse.ArgumentParser(
         prog="python -m recipes.create_pretraining_data",
         description="Create masked-LM pretraining TFRecords (static masking, dupe_factor copies).",
+        formatter_class=common.HelpFormatter,
     )
     p.add_argument("--input_file", nargs="+", required=True,
                    help="Input text files, folders or globs (comma-separated lists allowed).")

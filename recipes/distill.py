@@ -13,6 +13,7 @@ import sys
 import tempfile
 import time
 
+from recipes import common
 from recipes.pretrain import DEFAULT_CORPUS
 from recipes.pretrain import learn_vocabulary
 
@@ -21,7 +22,7 @@ def build_parser():
     parser = argparse.ArgumentParser(
         prog="python -m recipes.distill",
         description=__doc__,
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=common.HelpFormatter,
     )
     parser.add_argument("--corpus", nargs="+", default=[DEFAULT_CORPUS], help="corpus files, folders or globs")
     parser.add_argument("--vocab-size", type=int, default=2000, help="WordPiece vocabulary learned from the corpus")

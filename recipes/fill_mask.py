@@ -11,14 +11,16 @@ import argparse
 import os
 import sys
 
+from recipes import common
+
 MASK = "[MASK]"
 
 
 def build_parser():
     parser = argparse.ArgumentParser(prog="python -m recipes.fill_mask", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+                                     formatter_class=common.HelpFormatter)
     parser.add_argument("--from", dest="source", required=True, help="module folder or run folder with module/")
-    parser.add_argument("--top-k", type=int, default=5, help="predictions shown per mask (default 5)")
+    parser.add_argument("--top-k", type=int, default=5, help="predictions shown per mask")
     parser.add_argument("texts", nargs="+", help=f"sentences, each with at least one {MASK}")
     return parser
 

@@ -35,18 +35,18 @@ COLUMNS = {"classify": ["label", "text"], "pair": ["label", "text_a", "text_b"]}
 
 def build_parser():
     parser = argparse.ArgumentParser(prog="python -m recipes.finetune", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+                                     formatter_class=common.HelpFormatter)
     parser.add_argument("--from", dest="source", required=True, help="pretraining run folder or module folder")
-    parser.add_argument("--task", default="classify", choices=["classify", "pair"], help="default: classify")
-    parser.add_argument("--data", default=None, help="TSV/CSV with a header (default: the bundled dataset of the task)")
-    parser.add_argument("--epochs", type=int, default=3, help="default: 3")
-    parser.add_argument("--batch-size", type=int, default=32, help="default: 32")
-    parser.add_argument("--seq-length", type=int, default=64, help="default: 64")
-    parser.add_argument("--learning-rate", type=float, default=1e-3, help="default: 1e-3 (tiny models); ~3e-5 for base-sized ones")
-    parser.add_argument("--validation-fraction", type=float, default=0.2, help="held-out fraction (default: 0.2)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", default=None, help="output folder (default: <from>/finetune-<task>-<time>); must be new")
-    parser.add_argument("--verbose", type=int, default=2)
+    parser.add_argument("--task", default="classify", choices=["classify", "pair"], help="one text per row, or a pair")
+    parser.add_argument("--data", default=None, help="TSV/CSV with a header (None: the bundled dataset of the task)")
+    parser.add_argument("--epochs", type=int, default=3, help="training epochs")
+    parser.add_argument("--batch-size", type=int, default=32, help="batch size")
+    parser.add_argument("--seq-length", type=int, default=64, help="packed length (at most the model's positions)")
+    parser.add_argument("--learning-rate", type=float, default=1e-3, help="AdamW rate (1e-3 suits the tiny models; ~3e-5 for base-sized ones)")
+    parser.add_argument("--validation-fraction", type=float, default=0.2, help="held-out fraction")
+    parser.add_argument("--seed", type=int, default=0, help="random seed")
+    parser.add_argument("--out", default=None, help="output folder, must be new (None: <from>/finetune-<task>-<time>)")
+    parser.add_argument("--verbose", type=int, default=2, help="Keras progress: 0 silent, 1 bar, 2 a line per epoch")
     return parser
 
 

@@ -13,6 +13,8 @@ import argparse
 import os
 import sys
 
+from recipes import common
+
 SAMPLERS = ("greedy", "top_k", "top_p", "random")
 
 
@@ -20,7 +22,7 @@ def build_parser():
     parser = argparse.ArgumentParser(
         prog="python -m recipes.generate",
         description=__doc__,
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=common.HelpFormatter,
     )
     parser.add_argument("--from", dest="source", required=True, help="model folder")
     parser.add_argument("--prompt", action="append", required=True, help="prompt text (repeat for several)")

@@ -76,7 +76,7 @@ def build_parser():
     parser = argparse.ArgumentParser(
         prog="python -m recipes.pretrain",
         description=__doc__,
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=common.HelpFormatter,
     )
     parser.add_argument("--model", default="albert", help=f"model family, one of {MODELS}")
     parser.add_argument("--preset", default=None, help="a published preset name (default: a tiny demo configuration)")
