@@ -2,18 +2,25 @@
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 
 import keras
 
+from keras_pretrain.export.savedmodel import ExportError
+
 FORMAT = "keras_pretrain.hub_module"
 FORMAT_VERSION = 1
+PYTHON_TOKENIZERS = {"GPTTokenizer": "keras_pretrain.models.gpt:GPTTokenizer"}
 
 
-class ModuleExportError(RuntimeError):
-    pass
+MODULE_ENTRIES = ("metadata.json", "model.keras", "tokenizer", "encoder", "preprocessor")
+
+
+class ModuleExportError(ExportError):
+    """Writing a module folder failed (names the folder and the cause)."""
 
 
 def _versions():
@@ -32,105 +39,192 @@ def _versions():
     return versions
 
 
-def _family(model):
-    module = type(getattr(model, "backbone", model)).__module__
-    parts = module.split(".")
-    return parts[parts.index("models") + 1] if "models" in parts else "unknown"
+def _read_model(source):
+    """A model from a `.keras` file or a run folder holding one."""
+    from hub_modules.loading import _import_families
+
+    source = os.fspath(source)
+    if os.path.isdir(source):
+        for name in ("pretrainer.keras", "model.keras"):
+            if os.path.exists(os.path.join(source, name)):
+                source = os.path.join(source, name)
+                break
+    if not (os.path.isfile(source) and source.endswith(".keras")):
+        raise FileNotFoundError(f"{source}: expected a .keras file or a folder with pretrainer.keras / model.keras.")
+    _import_families()
+    return keras.models.load_model(source, compile=False)
 
 
-def export(model, out_dir, tokenizer=None, seq_length=128, overwrite=False):
-    """Writes `model` (a backbone or pretrainer) as a module folder.
+def _has_preprocessor(tokenizer):
+    """In-graph tokenizers with a TF-Hub packing (not GPT's Python BPE, not ELMo's mapper)."""
+    return tokenizer is not None and hasattr(tokenizer, "get_vocabulary") and not is_python_tokenizer(tokenizer)
+
+
+def is_python_tokenizer(tokenizer):
+    return type(tokenizer).__name__ in PYTHON_TOKENIZERS
+
+
+def export(model, out_dir, tokenizer=None, seq_length=128, overwrite=False, savedmodels=True):
+    """Writes `model` as a module folder.
 
     Args:
-        model: a keras_pretrain backbone or pretrainer (the pretrainer adds the
-            encoder's `mlm` sub-object).
+        model: a keras_pretrain backbone or task of any family (a masked-LM
+            pretrainer adds the encoder's `mlm` sub-object; an
+            `ElmoEmbedder` gives the module its `ScalarMix`), or the path of a
+            `.keras` file / run folder holding one.
         out_dir: the module folder to create; it must not exist or be empty
             unless `overwrite=True`.
-        tokenizer: the model's tokenizer (adds `preprocessor/` and `tokenizer/`).
+        tokenizer: the model's tokenizer: saved in `tokenizer/`; in-graph ones
+            (WordPiece, SentencePiece, RoBERTa's byte-level BPE) also give
+            `preprocessor/`. GPT's Python BPE is saved as `vocab.json` +
+            `merges.txt` (also copied into `encoder/assets/`). ELMo needs
+            none (its encoder takes strings; `tokenizer/` holds the
+            `ElmoCharacterMapper` for tf.data).
         seq_length: packed length of the preprocessor's default call.
+        savedmodels: bool. Write `encoder/` and `preprocessor/`; without them
+            the module still loads with `hub_modules.load` on every backend.
 
     SavedModels hold TF graphs: under JAX or PyTorch the SavedModels are written
     by a TensorFlow-backend subprocess from the saved `model.keras`.
     """
+    from keras_pretrain.export import contracts
+
+    if isinstance(model, (str, os.PathLike)):
+        model = _read_model(model)
     out_dir = os.fspath(out_dir)
     if os.path.exists(out_dir) and os.listdir(out_dir) and not overwrite:
         raise FileExistsError(f"{out_dir}: exists and is not empty (pass overwrite=True to replace it).")
+    family = contracts.family_of(model)
+    try:
+        contract = contracts.contract_of(family)
+    except ValueError as e:
+        raise ModuleExportError(f"{out_dir}: cannot export a {type(model).__name__}: {e}") from None
     os.makedirs(out_dir, exist_ok=True)
-    metadata_path = os.path.join(out_dir, "metadata.json")
-    if os.path.exists(metadata_path):
-        os.remove(metadata_path)  # the module is complete only once it is rewritten
-    model.save(os.path.join(out_dir, "model.keras"))
+    # metadata.json goes first and comes back last: the module is complete
+    # only once it is rewritten. Stale parts of an older module go too.
+    for name in MODULE_ENTRIES:
+        path = os.path.join(out_dir, name)
+        if os.path.isdir(path):
+            shutil.rmtree(path)
+        elif os.path.exists(path):
+            os.remove(path)
+    backbone = getattr(model, "backbone", model)
+    saved = model if isinstance(model, keras.Model) else backbone  # an ElmoEmbedder is a layer
+    saved.save(os.path.join(out_dir, "model.keras"))
+    extra = {}
+    if contract == "elmo":
+        mix = getattr(model, "scalar_mix", None) or contracts.default_scalar_mix(backbone)
+        weights, gamma = contracts.scalar_mix_values(mix)
+        extra["scalar_mix"] = {"weights": weights, "gamma": gamma}
+        if tokenizer is None:
+            from keras_pretrain.models.elmo import ElmoCharacterMapper
+
+            tokenizer = ElmoCharacterMapper(max_characters=backbone.max_characters)
     if tokenizer is not None:
         save_tokenizer(tokenizer, os.path.join(out_dir, "tokenizer"))
-    if keras.config.backend() == "tensorflow":
-        write_savedmodels(out_dir, model, tokenizer, seq_length)
-    else:
-        env = dict(os.environ, KERAS_BACKEND="tensorflow")
-        result = subprocess.run(
-            [sys.executable, "-m", "hub_modules.exporting", out_dir, str(seq_length)],
-            env=env, capture_output=True, text=True,
-        )
-        if result.returncode != 0:
-            raise ModuleExportError(
-                f"{out_dir}: writing the SavedModels (TensorFlow subprocess) failed:\n{result.stderr[-2000:]}"
+    with_preprocessor = _has_preprocessor(tokenizer)
+    if savedmodels:
+        if keras.config.backend() == "tensorflow":
+            write_savedmodels(out_dir, model, extra, seq_length)
+        else:
+            env = dict(os.environ, KERAS_BACKEND="tensorflow")
+            result = subprocess.run(
+                [sys.executable, "-m", "hub_modules.exporting", out_dir, str(seq_length), json.dumps(extra)],
+                env=env, capture_output=True, text=True,
             )
-    backbone = getattr(model, "backbone", model)
+            if result.returncode != 0:
+                raise ModuleExportError(
+                    f"{out_dir}: writing the SavedModels (TensorFlow subprocess) failed:\n{result.stderr[-2000:]}"
+                )
     metadata = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
-        "family": _family(model),
-        "model_class": type(model).__name__,
+        "family": family,
+        "contract": contract,
+        "model_class": type(saved).__name__,
         "backbone_class": type(backbone).__name__,
         "config": backbone.get_config(),
-        "has_mlm": hasattr(model, "masked_lm_head"),
+        "has_mlm": contracts.has_mlm(model) and contract in ("bert", "roberta"),
         "tokenizer": tokenizer is not None,
+        "tokenizer_class": None if tokenizer is None else type(tokenizer).__name__,
+        "preprocessor": bool(savedmodels and with_preprocessor),
+        "savedmodels": bool(savedmodels),
         "seq_length": seq_length,
         "exported_from_backend": keras.config.backend(),
         "versions": _versions(),
+        **extra,
     }
     with tempfile.NamedTemporaryFile("w", dir=out_dir, delete=False, suffix=".tmp") as f:
         json.dump(metadata, f, indent=2, default=str)
-    os.replace(f.name, metadata_path)
+    os.replace(f.name, os.path.join(out_dir, "metadata.json"))
     return out_dir
 
 
 def save_tokenizer(tokenizer, folder):
-    """tokenizer.json (the layer config) + assets/ (vocabulary files)."""
-    os.makedirs(os.path.join(folder, "assets"), exist_ok=True)
-    tokenizer.save_assets(os.path.join(folder, "assets"))
+    """tokenizer.json (the layer config, or the Python class) + assets/ (vocabulary files)."""
+    assets = os.path.join(folder, "assets")
+    os.makedirs(assets, exist_ok=True)
+    if is_python_tokenizer(tokenizer):
+        tokenizer.save(assets)  # vocab.json + merges.txt
+        config = {"python_class": PYTHON_TOKENIZERS[type(tokenizer).__name__],
+                  "unk_token": getattr(tokenizer, "unk_token", None)}
+    else:
+        if hasattr(tokenizer, "save_assets"):
+            tokenizer.save_assets(assets)
+        config = keras.saving.serialize_keras_object(tokenizer)
     with open(os.path.join(folder, "tokenizer.json"), "w") as f:
-        json.dump(keras.saving.serialize_keras_object(tokenizer), f, indent=2)
+        json.dump(config, f, indent=2)
 
 
 def read_tokenizer(folder):
+    import importlib
+
     with open(os.path.join(folder, "tokenizer.json")) as f:
-        tokenizer = keras.saving.deserialize_keras_object(json.load(f))
-    tokenizer.load_assets(os.path.join(folder, "assets"))
+        config = json.load(f)
+    assets = os.path.join(folder, "assets")
+    if "python_class" in config:
+        module, name = config["python_class"].split(":")
+        cls = getattr(importlib.import_module(module), name)
+        kwargs = {"unk_token": config["unk_token"]} if config.get("unk_token") else {}
+        return cls.from_folder(assets, **kwargs)
+    tokenizer = keras.saving.deserialize_keras_object(config)
+    if hasattr(tokenizer, "load_assets"):
+        tokenizer.load_assets(assets)
     return tokenizer
 
 
-def write_savedmodels(out_dir, model, tokenizer, seq_length):
+def write_savedmodels(out_dir, model, extra, seq_length):
+    """`encoder/` (+ `preprocessor/`) from the model and `out_dir/tokenizer/` (TF backend)."""
+    from keras_pretrain.export import contracts
     from keras_pretrain.export import export_encoder
     from keras_pretrain.export import export_preprocessor
 
-    export_encoder(model, os.path.join(out_dir, "encoder"))
-    if tokenizer is not None:
+    family = contracts.family_of(model)
+    backbone = getattr(model, "backbone", model)
+    mix = None
+    if "scalar_mix" in extra:
+        mix = contracts.default_scalar_mix(backbone, extra["scalar_mix"]["weights"], extra["scalar_mix"]["gamma"])
+    tokenizer = None
+    tokenizer_folder = os.path.join(out_dir, "tokenizer")
+    if os.path.isdir(tokenizer_folder):
+        tokenizer = read_tokenizer(tokenizer_folder)
+    assets = []
+    if is_python_tokenizer(tokenizer):
+        assets = [os.path.join(tokenizer_folder, "assets", n) for n in ("vocab.json", "merges.txt")]
+    export_encoder(model, os.path.join(out_dir, "encoder"), family=family, scalar_mix=mix, assets=assets)
+    if _has_preprocessor(tokenizer):
         export_preprocessor(tokenizer, os.path.join(out_dir, "preprocessor"), seq_length=seq_length)
 
 
-def _main(out_dir, seq_length):
+def _main(out_dir, seq_length, extra):
     """TensorFlow-backend subprocess: SavedModels from model.keras + tokenizer/."""
     os.environ["KERAS_BACKEND"] = "tensorflow"
-    import keras_pretrain.models  # noqa: F401  (registers our classes)
     from hub_modules.loading import _import_families
 
     _import_families()
-    model = keras.models.load_model(os.path.join(out_dir, "model.keras"))
-    tokenizer = None
-    if os.path.isdir(os.path.join(out_dir, "tokenizer")):
-        tokenizer = read_tokenizer(os.path.join(out_dir, "tokenizer"))
-    write_savedmodels(out_dir, model, tokenizer, seq_length)
+    model = keras.models.load_model(os.path.join(out_dir, "model.keras"), compile=False)
+    write_savedmodels(out_dir, model, json.loads(extra), seq_length)
 
 
 if __name__ == "__main__":
-    _main(sys.argv[1], int(sys.argv[2]))
+    _main(sys.argv[1], int(sys.argv[2]), sys.argv[3])

@@ -9,8 +9,10 @@ import keras
 from hub_modules.exporting import FORMAT
 from hub_modules.exporting import FORMAT_VERSION
 from keras_pretrain.errors import CheckpointFormatError
+from keras_pretrain.export import contracts
 
 FAMILIES = ("bert", "albert", "roberta", "distil_bert", "ernie", "gpt", "xlnet", "elmo")
+REQUIRED_METADATA = ("family", "backbone_class", "config")
 
 
 def _import_families():
@@ -40,101 +42,221 @@ def read_metadata(path):
             metadata = json.load(f)
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise CheckpointFormatError(f"{meta_path}: not valid JSON ({e}).") from None
-    if metadata.get("format") != FORMAT:
-        raise CheckpointFormatError(f"{meta_path}: format {metadata.get('format')!r}, expected {FORMAT!r}.")
+    if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
+        found = metadata.get("format") if isinstance(metadata, dict) else type(metadata).__name__
+        raise CheckpointFormatError(f"{meta_path}: format {found!r}, expected {FORMAT!r}.")
     if metadata.get("format_version", 0) > FORMAT_VERSION:
         raise CheckpointFormatError(
             f"{meta_path}: format_version {metadata['format_version']} is newer than this "
             f"keras_pretrain reads ({FORMAT_VERSION}); upgrade keras_pretrain."
         )
+    missing = [key for key in REQUIRED_METADATA if key not in metadata]
+    if missing:
+        raise CheckpointFormatError(f"{meta_path}: missing the entries {missing}.")
+    if metadata["family"] not in contracts.CONTRACTS:
+        raise CheckpointFormatError(
+            f"{meta_path}: unknown family {metadata['family']!r}; expected one of {sorted(contracts.CONTRACTS)}."
+        )
+    metadata.setdefault("contract", contracts.contract_of(metadata["family"]))
     return path, metadata
 
 
 @keras.saving.register_keras_serializable(package="keras_pretrain")
 class HubEncoder(keras.layers.Layer):
-    """A module's encoder as a layer taking TF-Hub input names.
+    """A module's encoder as a Keras layer with the module's input / output names.
 
-    Called with a dict of `input_word_ids`, `input_mask`, `input_type_ids`, it
-    returns `pooled_output`, `sequence_output`, `encoder_outputs` and
-    `default`, like the TF-Hub encoder; trainable on every backend.
+    Called with a dict of TF-Hub inputs it returns the dict of the family's
+    contract (`keras_pretrain.export.contracts`), computed by the same code as
+    the SavedModel, on any backend and trainable in `model.fit`:
+
+    - bert / albert / ernie / roberta / distil_bert: `input_word_ids`,
+      `input_mask`, `input_type_ids` (ignored by RoBERTa / DistilBERT) ->
+      `pooled_output`, `sequence_output`, `encoder_outputs`, `default`;
+    - gpt: `input_word_ids`, `input_mask` -> `logits`, `sequence_output`,
+      `encoder_outputs`;
+    - xlnet: `input_word_ids`, `input_mask`, `input_type_ids` (+ `mems`) ->
+      `sequence_output`, `default`, `mems`;
+    - elmo: `char_ids` (B, W + 2, 50) from `ElmoCharacterMapper` (strings in
+      tf.data; `load_tokenizer(path)` gives it) -> `word_emb`,
+      `lstm_outputs1`, ..., `elmo` (the module's trainable `ScalarMix`),
+      `default`, `sequence_len`. The biLM itself is frozen unless
+      `trainable_backbone=True` (TF-Hub's ELMo trains only the mix).
+
+    Args:
+        backbone: the module's backbone.
+        contract: "bert", "roberta", "gpt", "xlnet" or "elmo".
+        scalar_mix: ELMo: `{"weights": [...], "gamma": g}` of the mix.
+        trainable_backbone: bool. Whether the backbone's weights train.
     """
 
-    def __init__(self, backbone, **kwargs):
+    def __init__(self, backbone, contract="bert", scalar_mix=None, trainable_backbone=True, **kwargs):
         super().__init__(**kwargs)
         self.backbone = backbone
-
-    @staticmethod
-    def _ours(inputs):
-        return {
-            "token_ids": inputs["input_word_ids"],
-            "padding_mask": inputs["input_mask"],
-            "segment_ids": inputs["input_type_ids"],
-        }
+        self.contract = contract
+        self.trainable_backbone = trainable_backbone
+        self.backbone.trainable = trainable_backbone
+        self.scalar_mix_values = scalar_mix
+        self.scalar_mix = None
+        if contract == "elmo":
+            values = scalar_mix or {}
+            self.scalar_mix = contracts.default_scalar_mix(
+                backbone, values.get("weights"), values.get("gamma", 1.0)
+            )
 
     def call(self, inputs, training=None):
-        outputs = dict(self.backbone(self._ours(inputs), training=training))
-        outputs["default"] = outputs.get("pooled_output")
-        return outputs
-
-    def compute_output_spec(self, inputs, training=None):
-        outputs = dict(self.backbone.compute_output_spec(self._ours(inputs)))
-        outputs["default"] = outputs.get("pooled_output")
-        return outputs
+        return contracts.encoder_outputs(
+            self.contract, self.backbone, inputs, training=training, scalar_mix=self.scalar_mix
+        )
 
     def get_config(self):
         config = super().get_config()
-        config["backbone"] = keras.layers.serialize(self.backbone)
+        config.update(
+            {
+                "backbone": keras.layers.serialize(self.backbone),
+                "contract": self.contract,
+                "scalar_mix": self.scalar_mix_values,
+                "trainable_backbone": self.trainable_backbone,
+            }
+        )
         return config
 
     @classmethod
     def from_config(cls, config):
+        config = dict(config)
         config["backbone"] = keras.layers.deserialize(config["backbone"])
         return cls(**config)
 
 
-def load(path, trainable=True, savedmodel=False):
+def _check_savedmodel(folder):
+    """Clear errors for a missing or incomplete SavedModel folder."""
+    if not os.path.isdir(folder):
+        raise CheckpointFormatError(
+            f"{folder}: missing (a module exported with savedmodels=False has no SavedModels; "
+            "load it with savedmodel=False, or export it again)."
+        )
+    variables = os.path.join(folder, "variables")
+    required = [os.path.join(folder, "saved_model.pb"), os.path.join(variables, "variables.index")]
+    missing = [p for p in required if not os.path.exists(p)]
+    if not missing and not any(
+        n.startswith("variables.data-") for n in os.listdir(variables)
+    ):
+        missing = [os.path.join(variables, "variables.data-00000-of-00001")]
+    if missing:
+        raise CheckpointFormatError(
+            f"{missing[0]}: missing (the module's SavedModel is incomplete; re-export it, "
+            "or load with savedmodel=False to rebuild from model.keras)."
+        )
+
+
+def load_savedmodel(folder):
+    """`tf.saved_model.load(folder)` with tensorflow-text registered, clear errors."""
+    import tensorflow as tf
+
+    try:
+        import tensorflow_text  # noqa: F401  (ops of the preprocessors)
+    except ImportError:
+        pass
+    _check_savedmodel(folder)
+    try:
+        return tf.saved_model.load(folder)
+    except Exception as e:  # TF raises many types for corrupt files
+        raise CheckpointFormatError(
+            f"{folder}: unreadable SavedModel ({type(e).__name__}: {str(e)[:300]})."
+        ) from None
+
+
+def load(path, trainable=True, savedmodel=False, trainable_backbone=None):
     """A module's encoder as a Keras layer usable in `model.fit`.
 
     Args:
         path: a module folder or a registry handle.
         trainable: bool.
         savedmodel: on the TensorFlow backend, wrap the `encoder/` SavedModel
-            (`keras.layers.TFSMLayer`) instead of rebuilding our model; the
-            default rebuilds the model from `model.keras`, which works on
-            every backend (a module exported on one backend trains on another).
+            (`keras.layers.TFSMLayer`, endpoint `serve`) instead of
+            rebuilding our model; the default rebuilds the model from
+            `model.keras` (a `HubEncoder`), which works on every backend (a
+            module exported on one backend trains on another).
+        trainable_backbone: bool or None. Train the backbone's weights
+            (None: yes, except ELMo, where only the mix trains as in TF-Hub).
     """
     path, metadata = read_metadata(path)
+    contract = metadata["contract"]
     if savedmodel:
         if keras.config.backend() != "tensorflow":
             raise CheckpointFormatError(
                 f"{path}: savedmodel=True needs the TensorFlow backend; leave it False to rebuild "
                 "the model from model.keras on this backend."
             )
-        return keras.layers.TFSMLayer(os.path.join(path, "encoder"), call_endpoint="serve", trainable=trainable)
+        folder = os.path.join(path, "encoder")
+        _check_savedmodel(folder)
+        try:
+            import tensorflow_text  # noqa: F401
+        except ImportError:
+            pass
+        try:
+            return keras.layers.TFSMLayer(folder, call_endpoint="serve", trainable=trainable)
+        except Exception as e:  # TF raises many types for corrupt files
+            raise CheckpointFormatError(
+                f"{folder}: unreadable SavedModel ({type(e).__name__}: {str(e)[:300]})."
+            ) from None
+    model = load_model(path, metadata)
+    backbone = getattr(model, "backbone", model)
+    if trainable_backbone is None:
+        trainable_backbone = contract != "elmo"
+    layer = HubEncoder(
+        backbone,
+        contract=contract,
+        scalar_mix=metadata.get("scalar_mix"),
+        trainable_backbone=bool(trainable and trainable_backbone),
+        name=f"{metadata['family']}_hub_encoder",
+    )
+    layer.trainable = trainable
+    if not (trainable and trainable_backbone):
+        backbone.trainable = False
+    return layer
+
+
+def load_model(path, metadata=None):
+    """The full model saved in the module (task or backbone), checked against metadata.json."""
+    if metadata is None:
+        path, metadata = read_metadata(path)
     model_path = os.path.join(path, "model.keras")
     if not os.path.exists(model_path):
         raise CheckpointFormatError(f"{path}: model.keras missing.")
     _import_families()
     try:
         model = keras.models.load_model(model_path, compile=False)
-    except Exception as e:  # zip/h5 errors
+    except Exception as e:  # zip / h5 / missing-weight errors
         raise CheckpointFormatError(
             f"{model_path}: unreadable or incomplete ({type(e).__name__}: {str(e)[:200]})."
         ) from None
     backbone = getattr(model, "backbone", model)
-    backbone.trainable = trainable
-    return HubEncoder(backbone, name=f"{metadata['family']}_hub_encoder")
-
-
-def load_model(path):
-    """The full model saved in the module (pretrainer or backbone)."""
-    path, _ = read_metadata(path)
-    _import_families()
-    return keras.models.load_model(os.path.join(path, "model.keras"))
+    meta_path = os.path.join(path, "metadata.json")
+    if type(backbone).__name__ != metadata["backbone_class"]:
+        raise CheckpointFormatError(
+            f"{meta_path}: says backbone_class {metadata['backbone_class']!r} (family "
+            f"{metadata['family']!r}), but {model_path} holds a {type(backbone).__name__}."
+        )
+    if contracts.family_of(model) != metadata["family"]:
+        raise CheckpointFormatError(
+            f"{meta_path}: says family {metadata['family']!r}, but {model_path} holds a "
+            f"{contracts.family_of(model)!r} model."
+        )
+    config = backbone.get_config()
+    different = sorted(
+        key for key, value in metadata["config"].items()
+        if key not in ("name", "trainable", "dtype") and key in config and config[key] != value
+    )
+    if different:
+        raise CheckpointFormatError(
+            f"{meta_path}: config differs from {model_path} in {different} (e.g. {different[0]}: "
+            f"metadata {metadata['config'][different[0]]!r}, model {config[different[0]]!r})."
+        )
+    return model
 
 
 def load_tokenizer(path):
-    """The module's tokenizer (a keras-hub tokenizer of ours)."""
+    """The module's tokenizer (a keras-hub tokenizer of ours, GPT's Python BPE, ELMo's mapper)."""
     from hub_modules.exporting import read_tokenizer
 
     path, metadata = read_metadata(path)
@@ -144,5 +266,5 @@ def load_tokenizer(path):
     _import_families()
     try:
         return read_tokenizer(folder)
-    except (OSError, ValueError, KeyError) as e:
+    except Exception as e:
         raise CheckpointFormatError(f"{folder}: unreadable tokenizer ({type(e).__name__}: {e}).") from None

@@ -1,5 +1,8 @@
-"""SavedModel writing with TF-Hub signatures (encoder, mlm, preprocessor)."""
+"""SavedModel writing with TF-Hub signatures (encoder, mlm, preprocessor) for every family."""
 
+from keras_pretrain.export.contracts import CONTRACTS
+from keras_pretrain.export.contracts import family_of
+from keras_pretrain.export.preprocessors import export_preprocessor
 from keras_pretrain.export.savedmodel import TFHUB_INPUTS
+from keras_pretrain.export.savedmodel import ExportError
 from keras_pretrain.export.savedmodel import export_encoder
-from keras_pretrain.export.savedmodel import export_preprocessor

@@ -21,6 +21,7 @@ FAMILY_FILES = {
     "xlnet": ["vocab.txt", "preset/config.json"],
     "elmo": ["words.txt", "preset/config.json", "preset/words.txt"],
 }
+FROM_MODULE = ("albert", "roberta", "xlnet", "gpt")
 ROWS = [("1", "call me ishmael", "some years ago"), ("0", "hello world", "床前明月光")] * 8
 
 
@@ -42,15 +43,17 @@ def test_pretrain_then_finetune(corpus, tmp_path, model):
     summary = pretrain.main([
         "--model", model, "--corpus", corpus, "--out", out, "--steps", "2", "--steps-per-epoch", "2",
         "--batch-size", "4", "--seq-length", "16", "--vocab-size", "200", "--eval-batches", "1", "--verbose", "0",
-        "--no-export",
     ])
     assert summary["steps"] == 2
-    for name in ["pretrainer.keras", "loss.png", "summary.json"] + FAMILY_FILES[model]:
+    for name in ["pretrainer.keras", "loss.png", "summary.json", "module/metadata.json",
+                 "module/encoder/saved_model.pb"] + FAMILY_FILES[model]:
         assert os.path.exists(os.path.join(out, name)), name
+    # Half of the families fine-tune from the exported module, the others from the run folder.
+    source = os.path.join(out, "module") if model in FROM_MODULE else out
 
     pairs = write_table(tmp_path / "p.tsv", ["label", "text_a", "text_b"], ROWS)
     ft_out = tmp_path / "ft"
-    summary = finetune.main(["--from", out, "--task", "pair", "--data", pairs, "--epochs", "1", "--batch-size", "4",
+    summary = finetune.main(["--from", source, "--task", "pair", "--data", pairs, "--epochs", "1", "--batch-size", "4",
                              "--seq-length", "16", "--out", str(ft_out), "--verbose", "0"])
     assert summary["family"] == model and summary["rows"] == 16
     assert 0.0 <= summary["accuracy_after"] <= 1.0
@@ -60,7 +63,7 @@ def test_pretrain_then_finetune(corpus, tmp_path, model):
     import tensorflow as tf
 
     classifier = keras.models.load_model(str(ft_out / "classifier.keras"), compile=False)
-    _, backbone, tokenizer = finetune.load_pretrained(None, out)
+    _, backbone, tokenizer = finetune.load_pretrained(None, source)
     special = None
     if model == "gpt":
         special = tokenizer.add_special_tokens(finetune.GPT_SPECIAL_TOKENS)

@@ -1,0 +1,239 @@
+"""Preprocessor SavedModels (TF-Hub TF2 convention): strings in, encoder inputs out.
+
+`export_preprocessor(tokenizer, path, seq_length=128)` writes:
+`obj(strings)` -> `input_word_ids`, `input_mask`, `input_type_ids` (int32
+[B, seq_length]); `obj.tokenize(strings)` -> ragged ids [B, (tokens)];
+`obj.bert_pack_inputs([seg_a] or [seg_a, seg_b], seq_length=N)` -> the
+encoder inputs, the segments trimmed round-robin to fit; variables `cls_id`,
+`sep_id`, `pad_id`, `mask_id` (-1 when the vocabulary has none),
+`vocab_size`, `seq_length`; signatures `serving_default` (input `text`) and
+`pair` (`text_a`, `text_b`); endpoint `serve` (= `obj.__call__`) for
+`keras.layers.TFSMLayer`. Tokenization runs in-graph (tensorflow-text ops:
+load `tensorflow_text` before `tf.saved_model.load`, as for TF-Hub's own
+preprocessors).
+
+The packing follows the tokenizer's family (`bert_pack_inputs` keeps TF-Hub's
+name for all of them):
+
+- `bert` (BertTokenizer, AlbertTokenizer, ...: BERT, ALBERT, ERNIE,
+  DistilBERT): `[CLS] A [SEP] (B [SEP])`, segment ids 0 / 1, padded on the
+  right with `pad_id`.
+- `roberta` (RobertaTokenizer, byte-level BPE, in-graph through keras-hub's
+  `BytePairTokenizer`): `<s> A </s> (</s> B </s>)`, type ids all 0 (RoBERTa
+  has one token type), padded on the right with `<pad>` (1).
+- `xlnet` (XLNetTokenizer, SentencePiece): `A <sep> (B <sep>) <cls>`, segment
+  ids 0 / 1 and 2 for `<cls>`, padded on the LEFT with `<pad>` (type id 0,
+  mask 0), as `transformers`' `XLNetTokenizer` (5.x): the last position is
+  always `<cls>`. (The original code pads with segment id 4; padded keys are
+  masked, so the value changes no output at real positions.)
+
+Segments are trimmed round-robin to fit (as TF-Hub's BERT preprocessors); for
+a pair, `transformers`' `longest_first` can keep one token more of one
+segment and one less of the other.
+
+GPT's tokenizer is Python-only (GPT-1 BPE with '</w>'; see
+`keras_pretrain.models.gpt.gpt_tokenizer`): GPT modules have no
+preprocessor SavedModel. ELMo needs none: its encoder takes strings.
+"""
+
+from keras_pretrain.export.savedmodel import ExportError
+from keras_pretrain.export.savedmodel import _require_tensorflow_backend
+from keras_pretrain.export.savedmodel import tracing_context
+
+PACKINGS = ("bert", "roberta", "xlnet")
+# Attribute names looked up for each special id (`<name>_token_id`, `<name>_token`).
+_SPECIAL_NAMES = {
+    "bert": {"cls": ("cls", "start"), "sep": ("sep", "end"), "pad": ("pad",), "mask": ("mask",)},
+    "roberta": {"cls": ("cls", "start"), "sep": ("sep", "end"), "pad": ("pad",), "mask": ("mask",)},
+    "xlnet": {"cls": ("cls",), "sep": ("sep",), "pad": ("pad",), "mask": ("mask",)},
+}
+XLNET_CLS_SEGMENT = 2
+XLNET_PAD_SEGMENT = 0
+
+
+def packing_of(tokenizer):
+    """`bert`, `roberta` or `xlnet`, from the tokenizer's class."""
+    names = [c.__name__ for c in type(tokenizer).__mro__]
+    if "XLNetTokenizer" in names:
+        return "xlnet"
+    if "RobertaTokenizer" in names or "BytePairTokenizer" in names:
+        return "roberta"
+    return "bert"
+
+
+def _special_id(tokenizer, *names):
+    for name in names:
+        value = getattr(tokenizer, f"{name}_token_id", None)
+        if value is not None:
+            return int(value)
+        token = getattr(tokenizer, f"{name}_token", None)
+        if token is not None and token in tokenizer.get_vocabulary():
+            return int(tokenizer.token_to_id(token))
+    raise ExportError(
+        f"{type(tokenizer).__name__}: no {names[0]} token id; the preprocessor "
+        "needs cls, sep and pad tokens."
+    )
+
+
+def _ragged(tf, segments):
+    segments = [
+        s if isinstance(s, tf.RaggedTensor) else tf.RaggedTensor.from_tensor(s)
+        for s in segments
+    ]
+    return [
+        tf.cast(s.merge_dims(1, -1) if s.ragged_rank > 1 else s, tf.int32)
+        for s in segments
+    ]
+
+
+def _column(tf, like, value):
+    """A ragged [B, 1] column of `value` with `like`'s rows."""
+    rows = like.nrows(out_type=tf.int64)
+    return tf.RaggedTensor.from_tensor(tf.fill(tf.stack([rows, 1]), tf.constant(value, tf.int32)))
+
+
+def _pad_right(tf, ragged, length, value):
+    shape = tf.stack([ragged.nrows(out_type=tf.int32), length])
+    return ragged.to_tensor(default_value=value, shape=shape)
+
+
+def _pad_left(tf, ragged, length, value):
+    right = _pad_right(tf, ragged, length, value)
+    shift = length - tf.cast(ragged.row_lengths(), tf.int32)  # (B,)
+    index = tf.math.floormod(tf.range(length)[None, :] - shift[:, None], length)
+    return tf.gather(right, index, batch_dims=1)
+
+
+def pack(tf, packing, segments, length, ids):
+    """Encoder inputs from ragged id segments (see the module docstring)."""
+    import tensorflow_text as tf_text
+
+    segments = _ragged(tf, segments)
+    length = tf.cast(length, tf.int32)
+    n = len(segments)
+    specials = {"bert": 1 + n, "roberta": 2 * n, "xlnet": n + 1}[packing]
+    trimmed = tf_text.RoundRobinTrimmer(length - specials).trim(segments)
+    cls, sep, pad = ids["cls"], ids["sep"], ids["pad"]
+    first = trimmed[0]
+    if packing == "bert":
+        token_ids, type_ids = tf_text.combine_segments(
+            trimmed, start_of_sequence_id=cls, end_of_segment_id=sep
+        )
+    elif packing == "roberta":
+        parts = [_column(tf, first, cls), trimmed[0], _column(tf, first, sep)]
+        for segment in trimmed[1:]:
+            parts += [_column(tf, first, sep), segment, _column(tf, first, sep)]
+        token_ids = tf.concat(parts, axis=1)
+        type_ids = tf.zeros_like(token_ids)
+    else:  # xlnet
+        parts, types = [], []
+        for i, segment in enumerate(trimmed):
+            piece = tf.concat([segment, _column(tf, first, sep)], axis=1)
+            parts.append(piece)
+            types.append(tf.zeros_like(piece) + i)
+        parts.append(_column(tf, first, cls))
+        types.append(_column(tf, first, XLNET_CLS_SEGMENT))
+        token_ids = tf.concat(parts, axis=1)
+        type_ids = tf.concat(types, axis=1)
+    mask = tf.ones_like(token_ids)
+    if packing == "xlnet":
+        dense = lambda x, v: _pad_left(tf, x, length, v)  # noqa: E731
+        type_pad = XLNET_PAD_SEGMENT
+    else:
+        dense = lambda x, v: _pad_right(tf, x, length, v)  # noqa: E731
+        type_pad = 0
+    return {
+        "input_word_ids": tf.cast(dense(token_ids, pad), tf.int32),
+        "input_mask": tf.cast(dense(mask, 0), tf.int32),
+        "input_type_ids": tf.cast(dense(type_ids, type_pad), tf.int32),
+    }
+
+
+def export_preprocessor(tokenizer, path, seq_length=128, packing=None):
+    """Writes a TF-Hub TF2 preprocessor SavedModel for `tokenizer`.
+
+    Args:
+        tokenizer: a keras-hub tokenizer of ours whose call maps a batch of
+            strings to ragged ids in-graph (`BertTokenizer`, `AlbertTokenizer`,
+            `RobertaTokenizer`, `XLNetTokenizer`).
+        path: the output folder.
+        seq_length: int. Packed length of the default call (128 as TF-Hub).
+        packing: "bert", "roberta" or "xlnet"; default from the tokenizer.
+    """
+    tf = _require_tensorflow_backend()
+
+    packing = packing or packing_of(tokenizer)
+    if packing not in PACKINGS:
+        raise ExportError(f"packing {packing!r}: expected one of {PACKINGS}.")
+    names = _SPECIAL_NAMES[packing]
+    ids = {key: _special_id(tokenizer, *names[key]) for key in ("cls", "sep", "pad")}
+    try:
+        ids["mask"] = _special_id(tokenizer, *names["mask"])
+    except ExportError:
+        ids["mask"] = -1
+    root = tf.Module()
+    root.tokenizer = tokenizer  # tracks the tokenizer's TF resources
+    for key, value in ids.items():
+        setattr(root, f"{key}_id", tf.Variable(value, trainable=False, name=f"{key}_id"))
+    root.vocab_size = tf.Variable(
+        int(tokenizer.vocabulary_size()), trainable=False, name="vocab_size"
+    )
+    root.seq_length = tf.Variable(seq_length, trainable=False, name="seq_length")
+    strings = tf.TensorSpec([None], tf.string)
+    ragged = tf.RaggedTensorSpec([None, None], tf.int32)
+    length = tf.TensorSpec([], tf.int32)
+
+    def tokenize_fn(texts):
+        result = tokenizer(texts)
+        if not isinstance(result, tf.RaggedTensor):
+            result = tf.RaggedTensor.from_tensor(result)
+        return tf.cast(result, tf.int32)
+
+    default_length = seq_length
+
+    def tf_function(fn, **kwargs):
+        return tf.function(fn, autograph=False, **kwargs)  # faster tracing
+
+    with tracing_context(tf):  # see savedmodel.tracing_context
+        # Tokenizing and packing are traced once each (tokenizer graphs,
+        # byte-level BPE above all, are slow to trace); every endpoint calls
+        # these graphs.
+        tokenize = tf_function(tokenize_fn, input_signature=[strings])
+        tokenize_graph = tokenize.get_concrete_function()
+        pack_function = tf_function(
+            lambda segments, length: pack(tf, packing, list(segments), length, ids)
+        )
+        pack_graphs = {
+            n: pack_function.get_concrete_function([ragged] * n, length) for n in (1, 2)
+        }
+
+        def packed(segments, seq_length=None):
+            if seq_length is None:
+                seq_length = tf.constant(default_length, tf.int32)
+            return pack_graphs[len(segments)](list(segments), seq_length)
+
+        root.tokenize = tokenize
+        root.__call__ = tf_function(
+            lambda texts: packed([tokenize_graph(texts)]), input_signature=[strings]
+        )
+        root.__call__.get_concrete_function()
+        root.serve = root.__call__  # `keras.layers.TFSMLayer`'s default endpoint
+        root.bert_pack_inputs = tf_function(packed)
+        for segments in ([ragged], [ragged, ragged]):
+            root.bert_pack_inputs.get_concrete_function(segments)  # default length
+            root.bert_pack_inputs.get_concrete_function(segments, length)
+        signatures = {
+            "serving_default": tf_function(
+                lambda text: packed([tokenize_graph(text)]),
+                input_signature=[tf.TensorSpec([None], tf.string, name="text")],
+            ).get_concrete_function(),
+            "pair": tf_function(
+                lambda text_a, text_b: packed([tokenize_graph(text_a), tokenize_graph(text_b)]),
+                input_signature=[
+                    tf.TensorSpec([None], tf.string, name="text_a"),
+                    tf.TensorSpec([None], tf.string, name="text_b"),
+                ],
+            ).get_concrete_function(),
+        }
+    tf.saved_model.save(root, path, signatures=signatures)
+    return path
