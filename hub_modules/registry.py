@@ -1,6 +1,7 @@
 """Handles of published modules and archives, resolved offline.
 
-A handle names a published artifact and the file it must be stored as in the
+A handle names a published artifact (an ALBERT archive or TF-Hub module, or
+one of our presets as an exported module folder) and the file it must be stored as in the
 local cache (`$KERAS_PRETRAIN_CACHE`, default `~/.cache/keras_pretrain`).
 `resolve(handle)` never downloads: when the file is not there it says where
 to get it and where to put it.
@@ -35,6 +36,35 @@ for _size in ("base", "large", "xlarge", "xxlarge"):
     }
 
 
+# Our presets: modules of the published weights, exported once on a machine
+# that has them (`convert.from_huggingface` / `load_albert`, then
+# `hub_modules.export`) and copied into the cache under the preset's name.
+PRESET_FAMILIES = ("bert", "albert", "roberta", "distil_bert", "ernie", "gpt", "xlnet", "elmo")
+
+
+def preset_handles():
+    """Registry entries for every preset of every family (name -> entry)."""
+    import importlib
+
+    handles = {}
+    for family in PRESET_FAMILIES:
+        package = importlib.import_module(f"keras_pretrain.models.{family}")
+        for name in getattr(package, "backbone_presets", {}):
+            handles[name] = {
+                "source": f"keras_pretrain preset {name!r} ({family}): export the published weights with "
+                "hub_modules.export(...) after keras_pretrain.convert / load_albert",
+                "file": name,
+                "contains": ["metadata.json", "model.keras", "encoder/saved_model.pb"],
+                "loader": "hub_modules:load",
+            }
+    return handles
+
+
+def handles():
+    """Every handle: the published ALBERT archives and hub modules, and our presets."""
+    return {**preset_handles(), **HANDLES}
+
+
 def cache_dir():
     return os.environ.get("KERAS_PRETRAIN_CACHE", os.path.join(os.path.expanduser("~"), ".cache", "keras_pretrain"))
 
@@ -42,9 +72,12 @@ def cache_dir():
 def resolve(handle):
     """A local path for `handle` (a path is returned as it is)."""
     handle = os.fspath(handle)
-    if os.path.exists(handle) or handle not in HANDLES:
+    if os.path.exists(handle) or os.sep in handle:
         return handle
-    entry = HANDLES[handle]
+    known = handles()
+    if handle not in known:
+        return handle
+    entry = known[handle]
     path = os.path.join(cache_dir(), entry["file"])
     if os.path.exists(path):
         return path

@@ -218,3 +218,22 @@ def test_registry_never_downloads(tmp_path, monkeypatch):
     assert "albert_base_v2.tar.gz" in message and str(tmp_path) in message and "nothing is downloaded" in message
     (tmp_path / "albert_base_v2.tar.gz").write_bytes(b"")
     assert hub_modules.resolve("albert_base_v2") == str(tmp_path / "albert_base_v2.tar.gz")
+
+
+def test_registry_has_every_preset(tmp_path, monkeypatch):
+    from hub_modules.registry import handles
+
+    monkeypatch.setenv("KERAS_PRETRAIN_CACHE", str(tmp_path))
+    known = handles()
+    for name in ("bert_base_en_uncased", "roberta_base_en", "distil_bert_base_en_uncased", "ernie_1.0_base_zh",
+                 "gpt1", "xlnet_base_cased", "elmo_original", "albert_base_zh", "albert_base_v2", "albert_base_hub"):
+        assert {"source", "file", "contains", "loader"} <= set(known[name]), name
+    presets = [n for n in known if known[n]["loader"] == "hub_modules:load"]
+    assert len(presets) >= 8
+    with pytest.raises(CheckpointFormatError) as info:
+        hub_modules.resolve(presets[0])
+    assert str(tmp_path / presets[0]) in str(info.value) and "nothing is downloaded" in str(info.value)
+    (tmp_path / presets[0]).mkdir()
+    assert hub_modules.resolve(presets[0]) == str(tmp_path / presets[0])
+    # Paths and unknown names are returned as they are (read_metadata then says what is wrong).
+    assert hub_modules.resolve(str(tmp_path / "nope")) == str(tmp_path / "nope")
