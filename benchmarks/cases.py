@@ -98,14 +98,21 @@ def mlm_step_flops(L, H, I, V, batch, seq, predictions, **_):
 # --- (1) MLM pretraining steps ------------------------------------------------------------------------
 
 
-def mlm_train(impl, shape, batch, seq=128, predictions=20, repeats=3, warmup=1):
-    """One AdamW float32 MLM step on a fixed batch: ours, keras-hub or transformers."""
+def _build_mlm(impl, shape, batch, seq=128, predictions=20):
+    """(step, params, backend) of one AdamW float32 MLM step on a fixed batch; `step()` returns the loss.
+
+    The same work for every implementation: dropout 0.1 (embeddings, attention probabilities,
+    attention output, feed-forward output), tanh GELU in the encoder, MLM logits at the same
+    `predictions` positions, AdamW(1e-4, weight decay 0.01), the loss and an accuracy metric. Ours:
+    `BertPretrainer(sentence_head=False)` with its default loss and metric; keras-hub:
+    `BertMaskedLM` with its default ones; transformers: `BertForMaskedLM` (its decoder runs at
+    every position, labels -100 elsewhere).
+    """
     dims = MLM_SHAPES[shape]
     L, H, A, I, V = (dims[k] for k in "LHAIV")
     ids, positions, labels, weights = _mlm_batch(batch, seq, V, predictions)
     segments = np.zeros_like(ids)
     mask = np.ones_like(ids)
-    build_start = time.perf_counter()
     if impl == "transformers":
         import torch
         from transformers import BertConfig
@@ -136,58 +143,115 @@ def mlm_train(impl, shape, batch, seq=128, predictions=20, repeats=3, warmup=1):
             optimizer.zero_grad(set_to_none=True)
             return float(loss.detach())
 
-        backend = "torch"
+        return step, params, "torch"
+
+    import keras
+
+    keras.utils.set_random_seed(0)
+    optimizer = keras.optimizers.AdamW(1e-4, weight_decay=0.01)
+    if impl == "ours":
+        from keras_pretrain.models.bert import BertBackbone
+        from keras_pretrain.models.bert import BertPretrainer
+
+        backbone = BertBackbone(vocabulary_size=V, num_layers=L, num_heads=A, hidden_dim=H, intermediate_dim=I)
+        # MLM only, as keras-hub's BertMaskedLM and transformers' BertForMaskedLM.
+        model = BertPretrainer(backbone, sentence_head=False)
+        model.compile(optimizer=optimizer)  # our default MLM loss and accuracy metric
+        x = {"token_ids": ids, "segment_ids": segments, "padding_mask": mask, "masked_lm_positions": positions}
+        y, sw = {"mlm": labels}, {"mlm": weights}
+    elif impl == "keras_hub":
+        import keras_hub
+
+        backbone = keras_hub.models.BertBackbone(
+            vocabulary_size=V, num_layers=L, num_heads=A, hidden_dim=H, intermediate_dim=I
+        )
+        model = keras_hub.models.BertMaskedLM(backbone)
+        model.compile(optimizer=optimizer)  # keras-hub's default loss and accuracy metric
+        x = {"token_ids": ids, "segment_ids": segments, "padding_mask": mask, "mask_positions": positions}
+        y, sw = labels, weights
     else:
-        import keras
+        raise ValueError(f"unknown impl {impl!r}")
 
-        keras.utils.set_random_seed(0)
-        optimizer = keras.optimizers.AdamW(1e-4, weight_decay=0.01)
-        if impl == "ours":
-            from keras_pretrain.models.bert import BertBackbone
-            from keras_pretrain.models.bert import BertPretrainer
+    def step():
+        # Each model's own train_on_batch (the compiled train step; ours accepts dict targets).
+        return float(model.train_on_batch(x, y, sample_weight=sw, return_dict=True)["loss"])
 
-            backbone = BertBackbone(
-                vocabulary_size=V, num_layers=L, num_heads=A, hidden_dim=H, intermediate_dim=I
-            )
-            # MLM only, as keras-hub's BertMaskedLM and transformers' BertForMaskedLM.
-            model = BertPretrainer(backbone, sentence_head=False)
-            model.compile(optimizer=optimizer)  # our default MLM loss and accuracy metric
-            x = {"token_ids": ids, "segment_ids": segments, "padding_mask": mask,
-                 "masked_lm_positions": positions}
-            y, sw = {"mlm": labels}, {"mlm": weights}
-        elif impl == "keras_hub":
-            import keras_hub
+    return step, model.count_params(), _backend()
 
-            backbone = keras_hub.models.BertBackbone(
-                vocabulary_size=V, num_layers=L, num_heads=A, hidden_dim=H, intermediate_dim=I
-            )
-            model = keras_hub.models.BertMaskedLM(backbone)
-            model.compile(optimizer=optimizer)  # keras-hub's default loss and accuracy metric
-            x = {"token_ids": ids, "segment_ids": segments, "padding_mask": mask,
-                 "mask_positions": positions}
-            y, sw = labels, weights
-        else:
-            raise ValueError(f"unknown impl {impl!r}")
-        params = model.count_params()
 
-        def step():
-            # keras.Model's train_on_batch (the compiled train step of the backend's trainer), called
-            # directly: keras-hub's PipelineModel.train_on_batch runs `ops.convert_to_tensor(y)` on the
-            # whole `y`, which fails for a dict of targets such as our pretrainers' {"mlm": ...}.
-            return keras.Model.train_on_batch(model, x, y, sample_weight=sw, return_dict=True)
+def mlm_train(impl, shape, batch, seq=128, predictions=20, repeats=3, warmup=1, matmul_n=2048):
+    """One AdamW float32 MLM step on a fixed batch: ours, keras-hub or transformers.
 
-        backend = _backend()
+    A float32 matmul of `matmul_n` (same library as the step) runs after every timed step; its best
+    rate is the run's matmul reference candidate (measured under the same load as the steps).
+    """
+    dims = MLM_SHAPES[shape]
+    build_start = time.perf_counter()
+    step, params, backend = _build_mlm(impl, shape, batch, seq, predictions)
     build_s = time.perf_counter() - build_start
     start = time.perf_counter()
     step()  # compiles (jit) and runs once
     first_s = time.perf_counter() - start
-    median, times = _median_time(step, repeats, warmup - 1 if warmup > 1 else 0)
-    flops = mlm_step_flops(L, H, I, V, batch, seq, predictions)
+    for _ in range(warmup - 1):
+        step()
+    mm = _matmul_fn(backend, matmul_n)
+    mm()
+    times, mm_times = [], []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        mm()
+        mm_times.append(time.perf_counter() - start)
+    median = statistics.median(times)
+    flops = mlm_step_flops(dims["L"], dims["H"], dims["I"], dims["V"], batch, seq, predictions)
     return {
         "impl": impl, "backend": backend, "shape": shape, "batch": batch, "seq": seq,
         "predictions": predictions, "params": int(params), "build_s": build_s, "first_step_s": first_s,
         "step_s": median, "times": times, "tokens_per_s": batch * seq / median,
         "model_flops": flops, "gflops_per_s": flops / median / 1e9, "peak_rss_mb": _peak_rss_mb(),
+        "matmul_library": backend, "matmul_best_gflops": 2 * matmul_n ** 3 / min(mm_times) / 1e9,
+    }
+
+
+def mlm_ab(shape, batch, seq=128, predictions=20, rounds=6, matmul_n=2048):
+    """Ours vs keras-hub in ONE process (KERAS_BACKEND), steps interleaved round by round.
+
+    Each round times one step of each (the order alternates between rounds) and one matmul; the
+    ratio reported is the median over rounds of keras-hub's step time / ours (a paired comparison:
+    load changes on a shared machine hit both alike), in wall-clock and in process CPU time.
+    """
+    dims = MLM_SHAPES[shape]
+    steps = {}
+    for impl in ("ours", "keras_hub"):
+        steps[impl], _, backend = _build_mlm(impl, shape, batch, seq, predictions)
+    for _ in range(3):  # compilation, then untimed warm-up rounds (both built first)
+        for step in steps.values():
+            step()
+    mm = _matmul_fn(backend, matmul_n)
+    mm()
+    wall = {impl: [] for impl in steps}
+    cpu = {impl: [] for impl in steps}
+    mm_times = []
+    for r in range(rounds):
+        for impl in (("ours", "keras_hub") if r % 2 == 0 else ("keras_hub", "ours")):
+            start, start_cpu = time.perf_counter(), time.process_time()
+            steps[impl]()
+            wall[impl].append(time.perf_counter() - start)
+            cpu[impl].append(time.process_time() - start_cpu)
+        start = time.perf_counter()
+        mm()
+        mm_times.append(time.perf_counter() - start)
+    flops = mlm_step_flops(dims["L"], dims["H"], dims["I"], dims["V"], batch, seq, predictions)
+    paired = lambda d: statistics.median(k / o for k, o in zip(d["keras_hub"], d["ours"]))  # noqa: E731
+    return {
+        "backend": backend, "shape": shape, "batch": batch, "rounds": rounds,
+        "ours_step_s": statistics.median(wall["ours"]), "keras_hub_step_s": statistics.median(wall["keras_hub"]),
+        "wall": wall, "cpu": cpu, "paired_wall_ratio": paired(wall), "paired_cpu_ratio": paired(cpu),
+        "ours_gflops_per_s": flops / statistics.median(wall["ours"]) / 1e9,
+        "matmul_library": backend, "matmul_best_gflops": 2 * matmul_n ** 3 / min(mm_times) / 1e9,
+        "peak_rss_mb": _peak_rss_mb(),
     }
 
 
@@ -470,38 +534,42 @@ def tokenization(impl, num_lines=20000, batch=1000, vocab_size=8000, repeats=3):
 # --- (4) Matmul reference -----------------------------------------------------------------------------
 
 
-def matmul(library, n=2048, repeats=10):
-    """float32 n x n x n matmul rate (2 n^3 FLOPs) with numpy, jax, torch or tensorflow."""
+def _matmul_fn(library, n=2048):
+    """A function running one float32 n x n x n matmul (result on the host) with `library`."""
     rs = np.random.RandomState(0)
     a = rs.standard_normal((n, n)).astype("float32")
     b = rs.standard_normal((n, n)).astype("float32")
     if library == "numpy":
-        fn = lambda: a @ b  # noqa: E731
-    elif library == "jax":
+        return lambda: a @ b
+    if library == "jax":
         import jax
 
         ja, jb = jax.device_put(a), jax.device_put(b)
         f = jax.jit(lambda x, y: x @ y)
-        fn = lambda: f(ja, jb).block_until_ready()  # noqa: E731
-    elif library == "torch":
+        return lambda: f(ja, jb).block_until_ready()
+    if library == "torch":
         import torch
 
         ta, tb = torch.from_numpy(a), torch.from_numpy(b)
-        fn = lambda: torch.matmul(ta, tb)  # noqa: E731
-    elif library == "tensorflow":
+        return lambda: torch.matmul(ta, tb)
+    if library == "tensorflow":
         import tensorflow as tf
 
         xa, xb = tf.constant(a), tf.constant(b)
-        fn = lambda: tf.linalg.matmul(xa, xb).numpy()  # noqa: E731
-    else:
-        raise ValueError(library)
-    median, times = _median_time(fn, repeats, 2)
+        return lambda: tf.linalg.matmul(xa, xb).numpy()
+    raise ValueError(library)
+
+
+def matmul(library, n=2048, repeats=10):
+    """float32 n x n x n matmul rate (2 n^3 FLOPs) with numpy, jax, torch or tensorflow."""
+    median, times = _median_time(_matmul_fn(library, n), repeats, 2)
     return {"library": library, "n": n, "seconds": median, "gflops_per_s": 2 * n ** 3 / median / 1e9,
             "best_gflops_per_s": 2 * n ** 3 / min(times) / 1e9}
 
 
 CASES = {
     "mlm_train": mlm_train,
+    "mlm_ab": mlm_ab,
     "encoder_inference": encoder_inference,
     "gpt_generate": gpt_generate,
     "masking": masking,

@@ -5,7 +5,10 @@
 Alternates, round after round (so load changes on a shared machine hit every variant alike):
 `step` (the compiled train step, dropout 0.1), `step_no_dropout` (same weights shape, dropout 0),
 `forward` (inference forward of the same model), and on JAX `grads` (forward + backward, no optimizer
-update, jit-compiled). The JAX PRNG is chosen at process start: compare with JAX_DEFAULT_PRNG_IMPL=rbg. Prints median seconds per variant and the shares they imply.
+update, jit-compiled). Prints median seconds per variant and the shares they imply. For ours against
+keras-hub in one process use `python -m benchmarks.cases mlm_ab '{"shape": "small", "batch": 16}'`;
+for where the time goes inside a step, a profiler (jax.profiler.trace, torch.profiler,
+tf.profiler.experimental) on that step.
 """
 
 import argparse
@@ -49,8 +52,8 @@ def main():
     model = build(dims, 0.1)
     plain = build(dims, 0.0)
     variants = {
-        "step": lambda: keras.Model.train_on_batch(model, x, y, sample_weight=sw),
-        "step_no_dropout": lambda: keras.Model.train_on_batch(plain, x, y, sample_weight=sw),
+        "step": lambda: model.train_on_batch(x, y, sample_weight=sw),
+        "step_no_dropout": lambda: plain.train_on_batch(x, y, sample_weight=sw),
         "forward": lambda: keras.Model.predict_on_batch(model, x),
     }
     if keras.backend.backend() == "jax":

@@ -32,6 +32,39 @@ class TaskMixin:
             x, y, sample_weight = self.adapt_features(x)
         return keras.utils.pack_x_y_sample_weight(x, y, sample_weight)
 
+    def train_on_batch(self, x, y=None, sample_weight=None, **kwargs):
+        """`keras.Model.train_on_batch` that accepts dicts of targets.
+
+        keras-hub's `PipelineModel.train_on_batch` converts `y` and
+        `sample_weight` with one `convert_to_tensor`, which fails on a dict
+        such as `{"mlm": ..., "nsp": ...}` (and on the original feature dicts,
+        whose adapted targets are dicts); here every leaf is converted.
+        """
+        x, y, sample_weight = self._batch_tensors(x, y, sample_weight)
+        return keras.Model.train_on_batch(
+            self, x, y, sample_weight=sample_weight, **kwargs
+        )
+
+    def test_on_batch(self, x, y=None, sample_weight=None, **kwargs):
+        """`keras.Model.test_on_batch` that accepts dicts of targets."""
+        x, y, sample_weight = self._batch_tensors(x, y, sample_weight)
+        return keras.Model.test_on_batch(
+            self, x, y, sample_weight=sample_weight, **kwargs
+        )
+
+    def _batch_tensors(self, x, y, sample_weight):
+        x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(
+            self.preprocess_samples(x, y, sample_weight)
+        )
+        convert = lambda s: keras.tree.map_structure(  # noqa: E731
+            keras.ops.convert_to_tensor, s
+        )
+        return (
+            convert(x),
+            None if y is None else convert(y),
+            None if sample_weight is None else convert(sample_weight),
+        )
+
     def is_feature_dict(self, x):
         """Whether `x` is a dict of original features holding the labels."""
         return False

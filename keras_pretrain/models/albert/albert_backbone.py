@@ -5,6 +5,7 @@ import keras_hub
 
 from keras_pretrain.errors import ConfigError
 from keras_pretrain.layers.activations import get_activation
+from keras_pretrain.layers.transformer_encoder import TransformerEncoder
 from keras_pretrain.models.backbone import Backbone
 from keras_pretrain.models.bert.bert_backbone import bert_kernel_initializer
 
@@ -143,7 +144,7 @@ class AlbertBackbone(Backbone):
         # transformer_layers[group][inner]: the distinct (shared) blocks.
         self.transformer_layers = [
             [
-                keras_hub.layers.TransformerEncoder(
+                TransformerEncoder(
                     num_heads=num_heads,
                     intermediate_dim=intermediate_dim,
                     activation=get_activation(activation),

@@ -4,6 +4,8 @@ import keras
 import keras_hub
 
 from keras_pretrain.layers.activations import get_activation
+from keras_pretrain.layers.dropout import Dropout
+from keras_pretrain.layers.transformer_encoder import TransformerEncoder
 from keras_pretrain.models.backbone import Backbone
 
 
@@ -18,7 +20,9 @@ class BertBackbone(Backbone):
     Token, position and segment embeddings are summed, layer-normalised and
     passed through `num_layers` post-LN transformer blocks (keras-hub's
     `TransformerEncoder` with `normalize_first=False` computes exactly BERT's
-    block). The pooled output is `tanh(Dense(sequence_output[:, 0]))`.
+    block; `keras_pretrain.layers.transformer_encoder.TransformerEncoder` is
+    that layer, same variables, computed faster). The pooled output is
+    `tanh(Dense(sequence_output[:, 0]))`.
 
     Args:
         vocabulary_size: int. Size of the WordPiece vocabulary.
@@ -97,11 +101,11 @@ class BertBackbone(Backbone):
             dtype=dtype,
             name="embeddings_layer_norm",
         )
-        self.embeddings_dropout = keras.layers.Dropout(
+        self.embeddings_dropout = Dropout(
             dropout, dtype=dtype, name="embeddings_dropout"
         )
         self.transformer_layers = [
-            keras_hub.layers.TransformerEncoder(
+            TransformerEncoder(
                 num_heads=num_heads,
                 intermediate_dim=intermediate_dim,
                 activation=get_activation(activation),

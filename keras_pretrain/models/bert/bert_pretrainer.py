@@ -1,11 +1,12 @@
 """BERT pretraining task: masked LM + next sentence prediction."""
 
 import keras
-import keras_hub
 
 from keras_pretrain.layers.activations import get_activation
+from keras_pretrain.layers.masked_lm import MaskedLMAccuracy
+from keras_pretrain.layers.masked_lm import MaskedLMHead
+from keras_pretrain.layers.masked_lm import MaskedLMLoss
 from keras_pretrain.losses import classification_loss
-from keras_pretrain.losses import masked_lm_loss
 from keras_pretrain.models.bert.bert_backbone import bert_kernel_initializer
 from keras_pretrain.models.task import Task
 from keras_pretrain.models.task import feature
@@ -33,7 +34,9 @@ class BertPretrainer(Task):
     """Masked LM + next sentence prediction on top of a `BertBackbone`.
 
     The MLM head (dense + activation + LayerNorm, then the transposed word
-    embeddings plus a bias) runs only at the gathered `masked_lm_positions`.
+    embeddings plus a bias; keras-hub's `MaskedLMHead` computed in 2-D, see
+    `keras_pretrain.layers.masked_lm`) runs only at the gathered
+    `masked_lm_positions`.
     The NSP head is a 2-way dense layer on the pooled output (0 = IsNext,
     1 = random next, as the original).
 
@@ -60,7 +63,7 @@ class BertPretrainer(Task):
         self.backbone = backbone
         self.preprocessor = preprocessor
         init = bert_kernel_initializer(backbone.initializer_range)
-        self.masked_lm_head = keras_hub.layers.MaskedLMHead(
+        self.masked_lm_head = MaskedLMHead(
             vocabulary_size=backbone.vocabulary_size,
             token_embedding=backbone.token_embedding,
             intermediate_activation=get_activation(backbone.activation),
@@ -125,10 +128,11 @@ class BertPretrainer(Task):
         return x, y, sample_weight
 
     def default_compile_args(self):
-        loss = {"mlm": masked_lm_loss()}
-        metrics = {
-            "mlm": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]
-        }
+        # The values of keras' SparseCategoricalCrossentropy(from_logits=True,
+        # reduction="mean_with_sample_weight") and SparseCategoricalAccuracy,
+        # with fewer passes over the [B, P, V] logits.
+        loss = {"mlm": MaskedLMLoss()}
+        metrics = {"mlm": [MaskedLMAccuracy(name="accuracy")]}
         if self.sentence_head is not None:
             name = self.sentence_output
             loss[name] = classification_loss(f"{name}_loss")

@@ -1,0 +1,105 @@
+"""Dropout masks: Bernoulli(1 - rate) (binomial standard-error tolerances), scaling, fresh per step."""
+
+import keras
+import numpy as np
+import pytest
+
+from keras_pretrain.layers.dropout import Dropout
+from keras_pretrain.layers.dropout import keep_threshold
+
+SIGMAS = 5  # tolerance in binomial standard errors
+
+
+def within(count, trials, p):
+    """|count / trials - p| within SIGMAS binomial standard errors."""
+    se = np.sqrt(p * (1 - p) / trials)
+    return abs(count / trials - p) <= SIGMAS * se, (count / trials, p, se)
+
+
+def draw(layer, shape, training=True):
+    return keras.ops.convert_to_numpy(layer(np.ones(shape, "float32"), training=training))
+
+
+@pytest.mark.parametrize("rate", [0.1, 0.5])
+@pytest.mark.parametrize("shape", [(32, 100, 64), (7, 5, 333)])  # even and odd element counts
+def test_bernoulli_keep_rate_and_scaling(rate, shape):
+    out = draw(Dropout(rate), shape)
+    kept = out != 0
+    # Kept values are scaled by exactly 1 / (1 - rate), dropped ones are exactly 0.
+    np.testing.assert_allclose(out[kept], 1.0 / (1.0 - rate), rtol=1e-6)
+    ok, info = within(kept.sum(), kept.size, 1.0 - rate)
+    assert ok, info
+    # The 16-bit threshold is within 2**-17 of 1 - rate.
+    assert abs(keep_threshold(rate) / 65536 - (1.0 - rate)) <= 2.0**-17
+
+
+def test_neighbours_independent():
+    """Adjacent elements share one 32-bit draw (two 16-bit halves): both kept with probability p^2."""
+    p = 0.5
+    kept = draw(Dropout(1 - p), (64, 64, 64)).reshape(-1, 2) != 0
+    ok, info = within(np.logical_and(kept[:, 0], kept[:, 1]).sum(), len(kept), p * p)
+    assert ok, info
+    ok, info = within(kept[:, 0].sum(), len(kept), p)
+    assert ok, info
+
+
+def test_masks_differ_between_calls_and_are_seeded():
+    rate = 0.3
+    layer = Dropout(rate, seed=7)
+    first, second = draw(layer, (64, 1000)) != 0, draw(layer, (64, 1000)) != 0
+    # Independent masks differ at a fraction 2 p (1 - p) of the positions.
+    p = 1 - rate
+    ok, info = within((first != second).sum(), first.size, 2 * p * (1 - p))
+    assert ok, info
+    # The same seed gives the same sequence of masks.
+    again = Dropout(rate, seed=7)
+    assert np.array_equal(draw(again, (64, 1000)) != 0, first)
+
+
+def test_identity_at_inference():
+    x = np.random.default_rng(0).normal(size=(4, 8)).astype("float32")
+    np.testing.assert_array_equal(keras.ops.convert_to_numpy(Dropout(0.5)(x)), x)
+    np.testing.assert_array_equal(keras.ops.convert_to_numpy(Dropout(0.0)(x, training=True)), x)
+
+
+def test_masks_differ_between_training_steps():
+    """Inside the compiled train step the mask is redrawn each step.
+
+    y = Dropout(x * w) with x = 1 and loss mean(y): one SGD step (lr 1) moves w_j by
+    -mask_j / (D (1 - rate)), so the update reveals the step's mask.
+    """
+    rate, size = 0.25, 4096
+
+    class Scale(keras.layers.Layer):
+        def build(self, shape):
+            self.w = self.add_weight(shape=(shape[-1],), initializer="ones")
+
+        def call(self, x):
+            return x * self.w
+
+    inputs = keras.Input((size,))
+    model = keras.Model(inputs, Dropout(rate)(Scale()(inputs)))
+    model.compile(optimizer=keras.optimizers.SGD(1.0), loss=lambda y, p: keras.ops.mean(p))
+    x, y = np.ones((1, size), "float32"), np.zeros((1, size), "float32")
+    masks, previous = [], keras.ops.convert_to_numpy(model.weights[0])
+    for _ in range(2):
+        model.train_on_batch(x, y)
+        current = keras.ops.convert_to_numpy(model.weights[0])
+        step = previous - current
+        masks.append(step > 0)
+        np.testing.assert_allclose(step[step > 0], 1.0 / (size * (1 - rate)), rtol=1e-4)
+        previous = current
+    p = 1 - rate
+    for mask in masks:
+        ok, info = within(mask.sum(), size, p)
+        assert ok, info
+    ok, info = within((masks[0] != masks[1]).sum(), size, 2 * p * (1 - p))
+    assert ok, info
+
+
+def test_config_round_trip():
+    layer = Dropout(0.2, seed=3)
+    config = keras.saving.serialize_keras_object(layer)
+    assert config["registered_name"] == "keras_pretrain>Dropout"
+    restored = keras.saving.deserialize_keras_object(config)
+    assert type(restored) is Dropout and restored.rate == 0.2 and restored.seed == 3

@@ -1,0 +1,122 @@
+"""Our TransformerEncoder against keras-hub's: same variables, same function, same gradients."""
+
+import keras
+import keras_hub
+import numpy as np
+import pytest
+
+from keras_pretrain.layers.transformer_encoder import TransformerEncoder
+from tests.testing import assert_all_close
+
+HIDDEN, HEADS, INTERMEDIATE = 16, 2, 32
+
+
+def pair(normalize_first=False, dropout=0.0, ours_dropout=None, seed=0):
+    """keras-hub's layer and ours with identical (random, non-trivial) weights."""
+    rng = np.random.default_rng(seed)
+    kwargs = dict(intermediate_dim=INTERMEDIATE, num_heads=HEADS, normalize_first=normalize_first,
+                  activation=keras_hub.layers.TransformerEncoder(1, 1).activation)
+    reference = keras_hub.layers.TransformerEncoder(dropout=dropout, **kwargs)
+    ours = TransformerEncoder(dropout=dropout if ours_dropout is None else ours_dropout, **kwargs)
+    shape = (2, 7, HIDDEN)
+    reference.build(shape)
+    ours.build(shape)
+    for mine, theirs in zip(ours.weights, reference.weights):
+        value = rng.normal(0, 0.3, theirs.shape).astype("float32")
+        theirs.assign(value)
+        mine.assign(value)
+    return reference, ours
+
+
+def inputs(seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(3, 7, HIDDEN)).astype("float32")
+    padding = np.ones((3, 7), "int32")
+    padding[1, 4:] = 0
+    padding[2, :] = 0  # an all-padding sequence: every query row fully masked
+    attention = rng.random((3, 7, 7)) > 0.3
+    return x, padding, attention
+
+
+def relative(path):
+    return path.split("/", 1)[1]
+
+
+def test_same_variables_as_keras_hub():
+    reference, ours = pair()
+    assert [relative(v.path) for v in ours.weights] == [relative(v.path) for v in reference.weights]
+    assert [tuple(v.shape) for v in ours.weights] == [tuple(v.shape) for v in reference.weights]
+    assert len(ours.non_trainable_weights) == len(reference.non_trainable_weights)
+    assert "query" in relative(ours.weights[0].path)
+
+
+@pytest.mark.parametrize("normalize_first", [False, True])
+@pytest.mark.parametrize("use_attention_mask", [False, True])
+def test_inference_matches_keras_hub(normalize_first, use_attention_mask):
+    """Fused attention path (no active dropout), padding and fully masked rows included."""
+    reference, ours = pair(normalize_first, dropout=0.1)
+    x, padding, attention = inputs()
+    attention = attention if use_attention_mask else None
+    expected = reference(x, padding_mask=padding, attention_mask=attention)
+    actual = ours(x, padding_mask=padding, attention_mask=attention)
+    assert_all_close(actual, expected, atol=1e-5, what="inference outputs")
+
+
+@pytest.mark.parametrize("normalize_first", [False, True])
+def test_training_path_matches_keras_hub(normalize_first):
+    """The explicit attention path (taken while dropout is active) at a rate that drops nothing.
+
+    keras-hub's reference at the same rate also takes keras' explicit masked-softmax path, where a
+    query with no visible key gets zero probabilities (keras' fused path, used when the rate is 0,
+    gives it uniform ones instead; ours always follows the masked softmax).
+    """
+    reference, ours = pair(normalize_first, dropout=1e-9)
+    x, padding, attention = inputs(1)
+    expected = reference(x, padding_mask=padding, attention_mask=attention)
+    actual = ours(x, padding_mask=padding, attention_mask=attention, training=True)
+    assert_all_close(actual, expected, atol=1e-5, what="training-path outputs")
+
+
+def test_gradients_match_keras_hub():
+    """One SGD step through each layer (explicit attention path on ours) gives the same weights."""
+    reference, ours = pair(ours_dropout=1e-9)
+    x, padding, _ = inputs(2)
+    padding[2, :3] = 1
+    target = np.random.default_rng(3).normal(size=x.shape).astype("float32")
+    for layer in (reference, ours):
+        features = keras.Input((7, HIDDEN))
+        mask = keras.Input((7,), dtype="int32")
+        model = keras.Model([features, mask], layer(features, padding_mask=mask))
+        model.compile(optimizer=keras.optimizers.SGD(1.0), loss="mse")
+        model.train_on_batch([x, padding], target)
+    for mine, theirs in zip(ours.weights, reference.weights):
+        assert_all_close(mine, theirs, atol=1e-5, what=relative(theirs.path))
+
+
+def test_dropout_is_active_in_training_only():
+    _, ours = pair(dropout=0.5)
+    x, padding, _ = inputs()
+    first = keras.ops.convert_to_numpy(ours(x, padding_mask=padding, training=True))
+    second = keras.ops.convert_to_numpy(ours(x, padding_mask=padding, training=True))
+    inference = keras.ops.convert_to_numpy(ours(x, padding_mask=padding))
+    assert np.abs(first - second).max() > 1e-2
+    assert np.abs(first - inference).max() > 1e-2
+    assert_all_close(ours(x, padding_mask=padding), inference, atol=0, what="inference is deterministic")
+
+
+def test_attention_scores_fall_back_to_keras_hub():
+    reference, ours = pair()
+    x, padding, _ = inputs()
+    out, scores = ours(x, padding_mask=padding, return_attention_scores=True)
+    expected, expected_scores = reference(x, padding_mask=padding, return_attention_scores=True)
+    assert_all_close(out, expected, atol=1e-6)
+    assert_all_close(scores, expected_scores, atol=1e-6)
+
+
+def test_config_round_trip():
+    _, ours = pair(normalize_first=True, dropout=0.1)
+    config = keras.saving.serialize_keras_object(ours)
+    assert config["registered_name"] == "keras_pretrain>TransformerEncoder"
+    restored = keras.saving.deserialize_keras_object(config)
+    assert type(restored) is TransformerEncoder
+    assert restored.get_config() == ours.get_config()
