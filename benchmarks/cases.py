@@ -98,12 +98,14 @@ def mlm_step_flops(L, H, I, V, batch, seq, predictions, **_):
 # --- (1) MLM pretraining steps ------------------------------------------------------------------------
 
 
-def _build_mlm(impl, shape, batch, seq=128, predictions=20):
+def _build_mlm(impl, shape, batch, seq=128, predictions=20, keras_adamw=False):
     """(step, params, backend) of one AdamW float32 MLM step on a fixed batch; `step()` returns the loss.
 
     The same work for every implementation: dropout 0.1 (embeddings, attention probabilities,
     attention output, feed-forward output), tanh GELU in the encoder, MLM logits at the same
-    `predictions` positions, AdamW(1e-4, weight decay 0.01), the loss and an accuracy metric. Ours:
+    `predictions` positions, AdamW(1e-4, weight decay 0.01), the loss and an accuracy metric: ours
+    with our AdamW (Keras' math, one fused kernel on PyTorch; `keras_adamw=True`: Keras' own),
+    keras-hub with Keras' AdamW, transformers with torch's. Ours:
     `BertPretrainer(sentence_head=False)` with its default loss and metric; keras-hub:
     `BertMaskedLM` with its default ones; transformers: `BertForMaskedLM` (its decoder runs at
     every position, labels -100 elsewhere).
@@ -150,6 +152,11 @@ def _build_mlm(impl, shape, batch, seq=128, predictions=20):
     keras.utils.set_random_seed(0)
     optimizer = keras.optimizers.AdamW(1e-4, weight_decay=0.01)
     if impl == "ours":
+        from keras_pretrain.optimizers import AdamW
+
+        # Ours trains with our AdamW (Keras' math; one fused kernel on PyTorch) unless told otherwise.
+        if not keras_adamw:
+            optimizer = AdamW(1e-4, weight_decay=0.01)
         from keras_pretrain.models.bert import BertBackbone
         from keras_pretrain.models.bert import BertPretrainer
 

@@ -262,6 +262,8 @@ def main(argv=None):
     import numpy as np
     import tensorflow as tf
 
+    from keras_pretrain.optimizers import AdamW
+
     keras.utils.set_random_seed(args.seed)
     family, backbone, tokenizer = load_pretrained(parser, args.source)
     if family not in FAMILIES:
@@ -283,7 +285,7 @@ def main(argv=None):
         return ds.batch(args.batch_size)
 
     train, valid = dataset(order[split:], True), dataset(order[:split], False)
-    classifier.compile(optimizer=keras.optimizers.AdamW(args.learning_rate, weight_decay=0.01))
+    classifier.compile(optimizer=AdamW(args.learning_rate, weight_decay=0.01))
     print(f"fine-tuning {family} ({type(backbone).__name__}) on {len(rows)} rows "
           f"({args.task}, {len(labels)} labels: {labels})")
     before = classifier.evaluate(valid, verbose=0, return_dict=True)

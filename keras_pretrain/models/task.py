@@ -6,6 +6,8 @@ import keras
 import keras_hub
 import numpy as np
 
+from keras_pretrain.optimizers import AdamW
+
 
 class TaskMixin:
     """Accepting the original feature dicts; default compile arguments.
@@ -20,7 +22,26 @@ class TaskMixin:
 
     Subclasses also implement `_config()` (their extra constructor arguments)
     and `default_compile_args()`; `compile()` with no arguments uses those.
+
+    `xla_on_cpu = True` (the masked-LM pretrainers) makes `jit_compile="auto"`
+    compile with XLA on TensorFlow on CPU too (Keras turns XLA off on
+    CPU-only machines; for these steps XLA measured 1.05-1.1x faster than
+    TensorFlow's graph, with a compilation of a few seconds per shape).
+    Under a `tf.distribute` strategy it stays off, as Keras has it.
     """
+
+    xla_on_cpu = False
+
+    def _resolve_auto_jit_compile(self):
+        if (
+            self.xla_on_cpu
+            and keras.config.backend() == "tensorflow"
+            and not getattr(self, "_distribute_strategy", None)
+        ):
+            from keras.src.trainers.trainer import model_supports_jit
+
+            return model_supports_jit(self)
+        return super()._resolve_auto_jit_compile()
 
     def preprocess_samples(self, x, y=None, sample_weight=None):
         parent = getattr(super(), "preprocess_samples", None)
@@ -86,7 +107,7 @@ class TaskMixin:
     ):
         defaults = self.default_compile_args()
         if optimizer == "auto":
-            optimizer = defaults.get("optimizer", keras.optimizers.AdamW(5e-5))
+            optimizer = defaults.get("optimizer", AdamW(5e-5))
         if loss == "auto":
             loss = defaults.get("loss")
         if weighted_metrics == "auto":

@@ -103,3 +103,24 @@ def test_config_round_trip():
     assert config["registered_name"] == "keras_pretrain>Dropout"
     restored = keras.saving.deserialize_keras_object(config)
     assert type(restored) is Dropout and restored.rate == 0.2 and restored.seed == 3
+
+
+@pytest.mark.parametrize("rate", [0.1, 0.6])
+def test_every_element_position_has_the_keep_rate(rate):
+    """Each position modulo 2, 3 and 4 keeps at 1 - rate, and pairs inside a draw are independent.
+
+    Masks are cut from wider random words (two 16-bit halves of 32 bits on JAX / TensorFlow,
+    three 16-bit words of a 63-bit draw on PyTorch): a word cut at the wrong place (e.g. the
+    15-bit top word) would keep one position in 3 or 4 at a wrong rate.
+    """
+    kept = draw(Dropout(rate), (96, 2048)).reshape(-1) != 0
+    p = 1.0 - rate
+    for period in (2, 3, 4):
+        columns = kept.reshape(-1, period)
+        for j in range(period):
+            ok, info = within(columns[:, j].sum(), len(columns), p)
+            assert ok, (period, j, info)
+    triples = kept.reshape(-1, 3)
+    for a, b in ((0, 1), (1, 2), (0, 2)):
+        ok, info = within(np.logical_and(triples[:, a], triples[:, b]).sum(), len(triples), p * p)
+        assert ok, (a, b, info)

@@ -6,6 +6,7 @@ from keras_pretrain.losses import classification_loss
 from keras_pretrain.models.bert.bert_backbone import bert_kernel_initializer
 from keras_pretrain.models.bert.bert_pretrainer import encoder_inputs
 from keras_pretrain.models.task import Task
+from keras_pretrain.optimizers import AdamW
 
 
 @keras.saving.register_keras_serializable(package="keras_pretrain")
@@ -71,7 +72,7 @@ class BertClassifier(Task):
 
     def default_compile_args(self):
         return {
-            "optimizer": keras.optimizers.AdamW(5e-5, weight_decay=0.01),
+            "optimizer": AdamW(5e-5, weight_decay=0.01),
             "loss": classification_loss(),
             "metrics": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
         }

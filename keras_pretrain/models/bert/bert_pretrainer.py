@@ -11,6 +11,7 @@ from keras_pretrain.models.bert.bert_backbone import bert_kernel_initializer
 from keras_pretrain.models.task import Task
 from keras_pretrain.models.task import feature
 from keras_pretrain.models.task import ones_like
+from keras_pretrain.optimizers import AdamW
 
 # Aliases accepted for the three encoder inputs in a feature dict.
 TOKEN_IDS = ("token_ids", "input_ids", "input_word_ids")
@@ -53,8 +54,12 @@ class BertPretrainer(Task):
         sentence_head: bool. Whether to add the next-sentence head.
 
     Outputs: dict with `mlm` logits [B, P, V] and `nsp` logits [B, 2].
+
+    On TensorFlow, `compile()` uses XLA on CPU as well (`xla_on_cpu`; pass
+    `jit_compile=False` to turn it off).
     """
 
+    xla_on_cpu = True
     sentence_output = "nsp"
     sentence_label = "next_sentence_labels"
 
@@ -140,7 +145,7 @@ class BertPretrainer(Task):
                 keras.metrics.SparseCategoricalAccuracy(name="accuracy")
             ]
         return {
-            "optimizer": keras.optimizers.AdamW(1e-4, weight_decay=0.01),
+            "optimizer": AdamW(1e-4, weight_decay=0.01),
             "loss": loss,
             "weighted_metrics": metrics,
         }

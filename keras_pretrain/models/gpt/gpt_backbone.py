@@ -4,6 +4,7 @@ import keras
 import keras_hub
 
 from keras_pretrain.layers.activations import get_activation
+from keras_pretrain.layers.dropout import Dropout
 from keras_pretrain.models.backbone import Backbone
 
 
@@ -92,7 +93,7 @@ class GPTBackbone(Backbone):
             name="position_embedding",
         )
         self.embeddings_add = keras.layers.Add(dtype=dtype, name="embeddings_add")
-        self.embeddings_dropout = keras.layers.Dropout(
+        self.embeddings_dropout = Dropout(
             dropout, dtype=dtype, name="embeddings_dropout"
         )
         self.transformer_layers = [

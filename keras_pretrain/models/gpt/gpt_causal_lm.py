@@ -13,6 +13,7 @@ from keras_pretrain.errors import ConfigError
 from keras_pretrain.models.task import Task
 from keras_pretrain.models.task import feature
 from keras_pretrain.models.task import ones_like
+from keras_pretrain.optimizers import AdamW
 
 # Aliases accepted for the inputs in a feature dict.
 TOKEN_IDS = ("token_ids", "input_ids", "input_word_ids")
@@ -159,7 +160,7 @@ class GPTCausalLM(Task):
 
     def default_compile_args(self):
         return {
-            "optimizer": keras.optimizers.AdamW(2.5e-4, weight_decay=0.01),
+            "optimizer": AdamW(2.5e-4, weight_decay=0.01),
             "loss": lm_loss(),
             "weighted_metrics": [
                 keras_hub.metrics.Perplexity(from_logits=True, name="perplexity"),

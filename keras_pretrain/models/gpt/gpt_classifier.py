@@ -11,6 +11,7 @@ from keras_pretrain.models.gpt.gpt_causal_lm import lm_loss
 from keras_pretrain.models.gpt.gpt_causal_lm import lm_targets
 from keras_pretrain.models.task import Task
 from keras_pretrain.models.task import ones_like
+from keras_pretrain.optimizers import AdamW
 
 TASKS = ("classification", "entailment", "similarity", "multiple_choice")
 
@@ -229,7 +230,7 @@ class GPTClassifier(Task):
 
     def default_compile_args(self):
         return {
-            "optimizer": keras.optimizers.AdamW(6.25e-5, weight_decay=0.01),
+            "optimizer": AdamW(6.25e-5, weight_decay=0.01),
             "loss": {"logits": classification_loss(), "lm": lm_loss()},
             "weighted_metrics": {
                 "logits": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]

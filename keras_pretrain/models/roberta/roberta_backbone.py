@@ -5,6 +5,7 @@ import keras_hub
 from keras import ops
 
 from keras_pretrain.layers.activations import get_activation
+from keras_pretrain.layers.dropout import Dropout
 from keras_pretrain.layers.transformer_encoder import TransformerEncoder
 from keras_pretrain.models.backbone import Backbone
 from keras_pretrain.models.bert.bert_backbone import bert_kernel_initializer
@@ -118,7 +119,7 @@ class RobertaBackbone(Backbone):
         self.embeddings_layer_norm = keras.layers.LayerNormalization(
             epsilon=layer_norm_epsilon, dtype=dtype, name="embeddings_layer_norm"
         )
-        self.embeddings_dropout = keras.layers.Dropout(
+        self.embeddings_dropout = Dropout(
             dropout, dtype=dtype, name="embeddings_dropout"
         )
         self.transformer_layers = [

@@ -6,6 +6,7 @@ from keras_pretrain.losses import classification_loss
 from keras_pretrain.models.bert.bert_backbone import bert_kernel_initializer
 from keras_pretrain.models.roberta.roberta_pretrainer import backbone_inputs
 from keras_pretrain.models.task import Task
+from keras_pretrain.optimizers import AdamW
 
 
 @keras.saving.register_keras_serializable(package="keras_pretrain")
@@ -71,7 +72,7 @@ class RobertaClassifier(Task):
 
     def default_compile_args(self):
         return {
-            "optimizer": keras.optimizers.AdamW(2e-5, weight_decay=0.1, beta_2=0.98, epsilon=1e-6),
+            "optimizer": AdamW(2e-5, weight_decay=0.1, beta_2=0.98, epsilon=1e-6),
             "loss": classification_loss(),
             "metrics": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
         }

@@ -17,6 +17,7 @@ from keras_pretrain.models.bert.bert_pretrainer import BertPretrainer
 from keras_pretrain.models.task import Task
 from keras_pretrain.models.task import feature
 from keras_pretrain.models.task import ones_like
+from keras_pretrain.optimizers import AdamW
 
 # Feature names accepted for each backbone input.
 INPUT_ALIASES = {
@@ -176,7 +177,7 @@ class RobertaPretrainer(MaskedLMPretrainer):
     def default_compile_args(self):
         args = super().default_compile_args()
         # RoBERTa's Adam: beta2 0.98, eps 1e-6.
-        args["optimizer"] = keras.optimizers.AdamW(
+        args["optimizer"] = AdamW(
             1e-4, weight_decay=0.01, beta_2=0.98, epsilon=1e-6
         )
         return args

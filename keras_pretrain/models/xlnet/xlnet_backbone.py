@@ -4,6 +4,7 @@ import keras
 import keras_hub
 from keras import ops
 
+from keras_pretrain.layers.dropout import Dropout
 from keras_pretrain.models.backbone import SubclassedBackbone
 from keras_pretrain.models.xlnet.xlnet_layers import XLNetFeedForward
 from keras_pretrain.models.xlnet.xlnet_layers import XLNetRelativeAttention
@@ -154,7 +155,7 @@ class XLNetBackbone(SubclassedBackbone):
             dtype=self.dtype_policy,
             name="token_embedding",
         )
-        self.embeddings_dropout = keras.layers.Dropout(dropout, dtype=self.dtype_policy, name="embeddings_dropout")
+        self.embeddings_dropout = Dropout(dropout, dtype=self.dtype_policy, name="embeddings_dropout")
         self.shared_biases = None
         if not untie_r:
             self.shared_biases = XLNetSharedBiases(
@@ -185,7 +186,7 @@ class XLNetBackbone(SubclassedBackbone):
             )
             for i in range(num_layers)
         ]
-        self.output_dropout = keras.layers.Dropout(dropout, dtype=self.dtype_policy, name="output_dropout")
+        self.output_dropout = Dropout(dropout, dtype=self.dtype_policy, name="output_dropout")
         self.build()
 
     def build(self, input_shape=None):

@@ -6,6 +6,7 @@ from keras_pretrain.losses import classification_loss
 from keras_pretrain.models.bert.bert_pretrainer import encoder_inputs
 from keras_pretrain.models.task import Task
 from keras_pretrain.models.xlnet.xlnet_layers import xlnet_kernel_initializer
+from keras_pretrain.optimizers import AdamW
 
 
 @keras.saving.register_keras_serializable(package="keras_pretrain")
@@ -68,7 +69,7 @@ class XLNetClassifier(Task):
 
     def default_compile_args(self):
         return {
-            "optimizer": keras.optimizers.AdamW(2e-5, weight_decay=0.01),
+            "optimizer": AdamW(2e-5, weight_decay=0.01),
             "loss": classification_loss(),
             "metrics": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
         }

@@ -16,6 +16,7 @@ import keras
 from keras import ops
 
 from keras_pretrain.layers.activations import get_activation
+from keras_pretrain.layers.dropout import Dropout
 
 
 def xlnet_kernel_initializer(stddev=0.02):
@@ -151,8 +152,8 @@ class XLNetRelativeAttention(keras.layers.Layer):
             epsilon=self.layer_norm_epsilon, dtype=self.dtype_policy, name="layer_norm"
         )
         self.layer_norm.build(input_shape)
-        self.attention_dropout = keras.layers.Dropout(self.dropout, dtype=self.dtype_policy)
-        self.output_dropout = keras.layers.Dropout(self.dropout, dtype=self.dtype_policy)
+        self.attention_dropout = Dropout(self.dropout, dtype=self.dtype_policy)
+        self.output_dropout = Dropout(self.dropout, dtype=self.dtype_policy)
         self.built = True
 
     def _core(self, q_head, k_head_h, v_head_h, k_head_r, segment_matrix, mask, biases, training):
@@ -280,8 +281,8 @@ class XLNetFeedForward(keras.layers.Layer):
             epsilon=self.layer_norm_epsilon, dtype=self.dtype_policy, name="layer_norm"
         )
         self.layer_norm.build(input_shape)
-        self.inner_dropout = keras.layers.Dropout(self.dropout, dtype=self.dtype_policy)
-        self.output_dropout = keras.layers.Dropout(self.dropout, dtype=self.dtype_policy)
+        self.inner_dropout = Dropout(self.dropout, dtype=self.dtype_policy)
+        self.output_dropout = Dropout(self.dropout, dtype=self.dtype_policy)
         self.built = True
 
     def call(self, x, training=None):

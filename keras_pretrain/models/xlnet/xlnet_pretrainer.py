@@ -10,6 +10,7 @@ from keras_pretrain.models.bert.bert_pretrainer import TOKEN_IDS
 from keras_pretrain.models.task import SubclassedTask
 from keras_pretrain.models.task import feature
 from keras_pretrain.models.task import ones_like
+from keras_pretrain.optimizers import AdamW
 
 # Aliases of the PLM features (ours, the original XLNet TFRecords, transformers' collator).
 TARGET_IDS = ("target_ids", "target", "labels")
@@ -172,7 +173,7 @@ class XLNetPretrainer(SubclassedTask):
 
     def default_compile_args(self):
         return {
-            "optimizer": keras.optimizers.AdamW(1e-4, weight_decay=0.01),
+            "optimizer": AdamW(1e-4, weight_decay=0.01),
             "loss": {"plm": masked_lm_loss()},
             "weighted_metrics": {"plm": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]},
         }
