@@ -411,19 +411,21 @@ def build_report(results, args, info, load_start, load_end, started, wall):
     method = [
         "### Method",
         "",
-        "- MLM step: each model's `train_on_batch` on a fixed batch (the compiled train step; `jit_compile` "
-        "default: XLA on JAX, a `tf.function` graph without XLA on TensorFlow (Keras' \"auto\" turns XLA off "
-        "on CPU-only machines), eager on torch) for ours (`BertPretrainer(sentence_head=False)`: MLM only, "
+        "- MLM step: each model's `train_on_batch` on a fixed batch (the compiled train step; each library's "
+        "`jit_compile` default: XLA on JAX; on TensorFlow keras-hub runs a `tf.function` graph without XLA "
+        "(Keras' \"auto\" turns XLA off on CPU-only machines) and ours with XLA (our masked-LM pretrainers' "
+        "default); eager on torch) for ours (`BertPretrainer(sentence_head=False)`: MLM only, "
         "like the others, with its default loss and accuracy metric) and keras-hub "
         "(`BertMaskedLM(BertBackbone(...))` with its default loss and weighted accuracy), AdamW(1e-4, wd "
-        "0.01); transformers: `BertForMaskedLM` forward with labels (-100 except the 20 predicted "
+        "0.01) (ours: `keras_pretrain.optimizers.AdamW`, Keras' math with fused updates; keras-hub: Keras' "
+        "AdamW); transformers: `BertForMaskedLM` forward with labels (-100 except the 20 predicted "
         "positions) + backward + `torch.optim.AdamW` step. tokens/s = batch x 128 / median step time.",
         "- Same work: dropout 0.1 at the same four places (embeddings, attention probabilities, attention "
         "output, feed-forward output), tanh GELU in the encoder, logits over the whole vocabulary at the same "
         "20 positions per sequence, a cross-entropy loss and an accuracy metric. Differences that remain: "
         "keras-hub's MLM head uses the erf GELU on its [B x 20, H] transform (ours the model's tanh GELU); "
-        "ours draws dropout masks from 16-bit halves of the same generators' 32-bit words on JAX and "
-        "TensorFlow (keep probability within 2^-17 of 0.9); transformers computes the decoder at all 128 "
+        "ours draws dropout masks from 16-bit words of the same generators' 32-bit (JAX, TensorFlow) or "
+        "63-bit (PyTorch) draws (keep probability within 2^-17 of 0.9); transformers computes the decoder at all 128 "
         "positions.",
         "- Ours vs keras-hub, one process (`mlm_ab`): both models built in the same process, rounds of one "
         "step each (order alternating), ratio = median over rounds of keras-hub step / ours step, so load "
