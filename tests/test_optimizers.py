@@ -69,3 +69,55 @@ def test_warmup_linear_decay():
     schedule = WarmupLinearDecay(1.0, total_steps=10, warmup_steps=2)
     values = [float(keras.ops.convert_to_numpy(schedule(step))) for step in (0, 1, 2, 6, 10, 12)]
     np.testing.assert_allclose(values, [0.0, 0.5, 1.0, 0.5, 0.0, 0.0], atol=1e-7)
+
+
+MIRRORED_SCRIPT = r"""
+import json
+import numpy as np
+import tensorflow as tf
+
+cpu = tf.config.list_physical_devices("CPU")[0]
+tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+import keras
+from keras_pretrain.optimizers import AdamW
+
+
+def train(optimizer_class):
+    keras.utils.set_random_seed(0)
+    strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    with strategy.scope():
+        model = keras.Sequential([keras.Input((6,)), keras.layers.Dense(4), keras.layers.Dense(1)])
+        model.compile(optimizer=optimizer_class(learning_rate=0.05, weight_decay=0.1, epsilon=0.5), loss="mse")
+    initial = model.get_weights()
+    rs = np.random.RandomState(0)
+    x, y = rs.randn(32, 6).astype("float32"), rs.randn(32, 1).astype("float32")
+    model.fit(x, y, batch_size=8, epochs=2, shuffle=False, verbose=0)
+    moved = max(float(np.abs(a - b).max()) for a, b in zip(model.get_weights(), initial))
+    return model.get_weights(), strategy.num_replicas_in_sync, moved
+
+
+ours, replicas, moved = train(AdamW)
+reference, _, _ = train(keras.optimizers.AdamW)
+diff = max(float(np.abs(a - b).max()) for a, b in zip(ours, reference))
+print("RESULT " + json.dumps({"replicas": replicas, "diff": diff, "moved": moved}))
+"""
+
+
+@pytest.mark.tf_only
+def test_adamw_under_mirrored_strategy_equals_keras_adamw():
+    """TensorFlow's fused update runs per replica under tf.distribute and gives Keras' result."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, KERAS_BACKEND="tensorflow", TF_CPP_MIN_LOG_LEVEL="2", PYTHONPATH=root)
+    out = subprocess.run([sys.executable, "-c", MIRRORED_SCRIPT], cwd=root, env=env, capture_output=True,
+                         text=True, timeout=300)
+    lines = [line for line in out.stdout.splitlines() if line.startswith("RESULT ")]
+    assert out.returncode == 0 and lines, out.stdout[-2000:] + out.stderr[-3000:]
+    result = json.loads(lines[-1][len("RESULT "):])
+    assert result["replicas"] == 2
+    assert result["moved"] > 1e-2
+    assert result["diff"] <= 1e-6, result
