@@ -3,17 +3,18 @@
 import keras
 from keras import ops
 
+from keras_pretrain.layers.masked_lm import MaskedLMLoss
+
 
 def masked_lm_loss():
     """Cross-entropy over gathered masked positions, averaged over real ones.
 
     The original BERT divides the summed loss by the sum of
     `masked_lm_weights` (padding predictions weigh 0), not by the number of
-    slots: that is Keras' `"mean_with_sample_weight"` reduction.
+    slots: that is Keras' `"mean_with_sample_weight"` reduction. One MLM
+    loss for every family: `keras_pretrain.layers.MaskedLMLoss`.
     """
-    return keras.losses.SparseCategoricalCrossentropy(
-        from_logits=True, reduction="mean_with_sample_weight", name="mlm_loss"
-    )
+    return MaskedLMLoss(reduction="mean_with_sample_weight", name="mlm_loss")
 
 
 def classification_loss(name="loss"):

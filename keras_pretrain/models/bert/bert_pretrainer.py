@@ -5,8 +5,8 @@ import keras
 from keras_pretrain.layers.activations import get_activation
 from keras_pretrain.layers.masked_lm import MaskedLMAccuracy
 from keras_pretrain.layers.masked_lm import MaskedLMHead
-from keras_pretrain.layers.masked_lm import MaskedLMLoss
 from keras_pretrain.losses import classification_loss
+from keras_pretrain.losses import masked_lm_loss
 from keras_pretrain.models.bert.bert_backbone import bert_kernel_initializer
 from keras_pretrain.models.task import Task
 from keras_pretrain.models.task import feature
@@ -136,7 +136,7 @@ class BertPretrainer(Task):
         # The values of keras' SparseCategoricalCrossentropy(from_logits=True,
         # reduction="mean_with_sample_weight") and SparseCategoricalAccuracy,
         # with fewer passes over the [B, P, V] logits.
-        loss = {"mlm": MaskedLMLoss()}
+        loss = {"mlm": masked_lm_loss()}
         metrics = {"mlm": [MaskedLMAccuracy(name="accuracy")]}
         if self.sentence_head is not None:
             name = self.sentence_output
