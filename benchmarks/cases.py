@@ -80,31 +80,34 @@ def _mlm_batch(batch, seq, vocab, predictions, seed=0):
 def mlm_step_flops(L, H, I, V, batch, seq, predictions, **_):
     """Model FLOPs of one MLM training step (forward + backward = 3 x forward), the useful work only.
 
-    6 * N * B * T for the encoder matmuls (N = L * (4 H^2 + 2 H I) weights: Q, K, V, output, two FFN),
-    + 12 * L * B * T^2 * H for attention scores and weighted values (2 matmuls of 2 T^2 H per sequence
-    and layer in the forward pass, x3 for training), + 6 * (H^2 + H V) * B * P for the MLM head (transform
-    dense and tied decoder) at the P predicted positions. Embedding lookups, LayerNorm, softmax, GELU,
-    the optimizer update and the pooler are not counted. transformers' BertForMaskedLM also computes the
-    decoder at all T positions; that extra work is not counted as useful.
+    Per layer and token, 2 * (4 H^2 + 2 H I) forward FLOPs for the matmuls (Q, K, V, output, two FFN)
+    and 4 T H for attention (scores and weighted values). Only the hidden states at the P predicted
+    positions reach the loss, so the useful work of the last layer is its K and V projections at all T
+    tokens and the rest at the P positions only (attention P x T). Then the MLM head (transform dense
+    and tied decoder) at the P positions: 2 (H^2 + H V) per prediction. x3 for training. Embedding
+    lookups, LayerNorm, softmax, GELU, the optimizer update and the pooler are not counted.
+    keras-hub's BertMaskedLM runs its last layer at all T positions, transformers' BertForMaskedLM
+    also its decoder: that extra work is not counted as useful (ours skips both).
     """
-    encoder = L * (4 * H * H + 2 * H * I)
-    return (
-        6 * encoder * batch * seq
-        + 12 * L * batch * seq * seq * H
-        + 6 * (H * H + H * V) * batch * predictions
-    )
+    per_token = 2 * (4 * H * H + 2 * H * I)
+    forward = (L - 1) * batch * seq * (per_token + 4 * seq * H)
+    forward += batch * seq * 2 * (2 * H * H)  # last layer: K and V at every token
+    forward += batch * predictions * (2 * (2 * H * H + 2 * H * I) + 4 * seq * H)  # Q, out, FFN, attention
+    forward += batch * predictions * 2 * (H * H + H * V)  # MLM head
+    return 3 * forward
 
 
 # --- (1) MLM pretraining steps ------------------------------------------------------------------------
 
 
-def _build_mlm(impl, shape, batch, seq=128, predictions=20, keras_adamw=False):
+def _build_mlm(impl, shape, batch, seq=128, predictions=20, keras_adamw=False, full_last_block=False):
     """(step, params, backend) of one AdamW float32 MLM step on a fixed batch; `step()` returns the loss.
 
     The same work for every implementation: dropout 0.1 (embeddings, attention probabilities,
     attention output, feed-forward output), tanh GELU in the encoder, MLM logits at the same
     `predictions` positions, AdamW(1e-4, weight decay 0.01), the loss and an accuracy metric: ours
-    with our AdamW (Keras' math, one fused kernel on PyTorch; `keras_adamw=True`: Keras' own),
+    with our AdamW (Keras' math, one fused kernel on PyTorch; `keras_adamw=True`: Keras' own) and
+    its last encoder layer run only at the predicted positions (`full_last_block=True`: at all),
     keras-hub with Keras' AdamW, transformers with torch's. Ours:
     `BertPretrainer(sentence_head=False)` with its default loss and metric; keras-hub:
     `BertMaskedLM` with its default ones; transformers: `BertForMaskedLM` (its decoder runs at
@@ -163,6 +166,7 @@ def _build_mlm(impl, shape, batch, seq=128, predictions=20, keras_adamw=False):
         backbone = BertBackbone(vocabulary_size=V, num_layers=L, num_heads=A, hidden_dim=H, intermediate_dim=I)
         # MLM only, as keras-hub's BertMaskedLM and transformers' BertForMaskedLM.
         model = BertPretrainer(backbone, sentence_head=False)
+        model.last_block_at_predictions = not full_last_block
         model.compile(optimizer=optimizer)  # our default MLM loss and accuracy metric
         x = {"token_ids": ids, "segment_ids": segments, "padding_mask": mask, "masked_lm_positions": positions}
         y, sw = {"mlm": labels}, {"mlm": weights}
@@ -222,7 +226,7 @@ def mlm_train(impl, shape, batch, seq=128, predictions=20, repeats=3, warmup=1, 
     }
 
 
-def mlm_ab(shape, batch, seq=128, predictions=20, rounds=6, matmul_n=2048):
+def mlm_ab(shape, batch, seq=128, predictions=20, rounds=6, matmul_n=2048, full_last_block=False):
     """Ours vs keras-hub in ONE process (KERAS_BACKEND), steps interleaved round by round.
 
     Each round times one step of each (the order alternates between rounds) and one matmul; the
@@ -232,7 +236,9 @@ def mlm_ab(shape, batch, seq=128, predictions=20, rounds=6, matmul_n=2048):
     dims = MLM_SHAPES[shape]
     steps = {}
     for impl in ("ours", "keras_hub"):
-        steps[impl], _, backend = _build_mlm(impl, shape, batch, seq, predictions)
+        steps[impl], _, backend = _build_mlm(
+            impl, shape, batch, seq, predictions, full_last_block=full_last_block
+        )
     for _ in range(3):  # compilation, then untimed warm-up rounds (both built first)
         for step in steps.values():
             step()

@@ -425,14 +425,18 @@ def build_report(results, args, info, load_start, load_end, started, wall):
         "20 positions per sequence, a cross-entropy loss and an accuracy metric. Differences that remain: "
         "keras-hub's MLM head uses the erf GELU on its [B x 20, H] transform (ours the model's tanh GELU); "
         "ours draws dropout masks from 16-bit words of the same generators' 32-bit (JAX, TensorFlow) or "
-        "63-bit (PyTorch) draws (keep probability within 2^-17 of 0.9); transformers computes the decoder at all 128 "
-        "positions.",
+        "63-bit (PyTorch) draws (keep probability within 2^-17 of 0.9); ours runs its last encoder layer only "
+        "at the 20 predicted positions (keys and values from all 128: the same loss and gradients, tested "
+        "against the full graph), keras-hub and transformers at all 128; transformers computes the decoder "
+        "at all 128 positions.",
         "- Ours vs keras-hub, one process (`mlm_ab`): both models built in the same process, rounds of one "
         "step each (order alternating), ratio = median over rounds of keras-hub step / ours step, so load "
         "changes from other users hit both alike; the targets use this ratio.",
-        "- Model FLOPs per step = 6 N B T + 12 L B T^2 H + 6 (H^2 + H V) B P, with N = L (4 H^2 + 2 H I) "
-        "the encoder's matmul weights, B batch, T 128, P 20 predictions (attention: QK^T and AV, 2 T^2 H "
-        "each per layer forward, x3 with the backward; MLM head only at the P positions). MFU = "
+        "- Model FLOPs per step (the useful work, `benchmarks.cases.mlm_step_flops`) = 3 x forward, with "
+        "forward = (L - 1) B T (8 H^2 + 4 H I + 4 T H) for all layers but the last, + B T 4 H^2 for the last "
+        "layer's K and V projections, + B P (4 H^2 + 4 H I + 4 T H) for the rest of the last layer at the P "
+        "predicted positions (only those reach the loss), + B P 2 (H^2 + H V) for the MLM head; B batch, "
+        "T 128, P 20. MFU = "
         "(FLOPs / median step time) / the best float32 2048^3 matmul rate seen in the run: the matmul "
         "cases' best repeat, and a matmul of the step's own library run after every timed step (same load "
         "as the steps). Embeddings, LayerNorm, softmax, GELU, optimizer not counted.",

@@ -21,7 +21,9 @@ class MaskedLMHead(keras_hub.layers.MaskedLMHead):
     matrix instead of `[B, P, H]`, so the logits come out in the layout the
     loss reads; on JAX the output bias is added as a rank-1 matmul (see
     `call`).
-    Returns `[B, P, V]` logits, as keras-hub's.
+    Returns `[B, P, V]` logits, as keras-hub's. Without `mask_positions`,
+    `inputs` are taken to be the hidden states already gathered, `[B, P, H]`
+    (what `Backbone.sequence_output_at` returns).
 
     Args: as `keras_hub.layers.MaskedLMHead` (`vocabulary_size`,
         `token_embedding`, `intermediate_activation`, `activation`,
@@ -36,13 +38,14 @@ class MaskedLMHead(keras_hub.layers.MaskedLMHead):
     ```
     """
 
-    def call(self, inputs, mask_positions):
-        batch = ops.shape(mask_positions)[0]
-        predictions = ops.shape(mask_positions)[1]
-        x = ops.take_along_axis(
-            inputs, ops.expand_dims(mask_positions, axis=-1), axis=1
-        )
-        x = ops.reshape(x, (-1, ops.shape(inputs)[-1]))
+    def call(self, inputs, mask_positions=None):
+        if mask_positions is not None:
+            inputs = ops.take_along_axis(
+                inputs, ops.expand_dims(mask_positions, axis=-1), axis=1
+            )
+        # Else `inputs` [B, P, H] are the hidden states at the positions.
+        batch, predictions = ops.shape(inputs)[0], ops.shape(inputs)[1]
+        x = ops.reshape(inputs, (-1, ops.shape(inputs)[-1]))
         x = self._intermediate_dense(x)
         x = self._intermediate_layer_norm(x)
         if self.token_embedding:
@@ -66,6 +69,11 @@ class MaskedLMHead(keras_hub.layers.MaskedLMHead):
             outputs, (batch, predictions, ops.shape(outputs)[-1])
         )
 
+
+    def compute_output_shape(self, inputs_shape, mask_positions_shape=None):
+        if mask_positions_shape is None:
+            mask_positions_shape = inputs_shape[:-1]
+        return super().compute_output_shape(inputs_shape, mask_positions_shape)
 
 def _flat(y_true, y_pred):
     vocabulary_size = ops.shape(y_pred)[-1]

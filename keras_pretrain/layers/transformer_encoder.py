@@ -80,11 +80,26 @@ class TransformerEncoder(keras_hub.layers.TransformerEncoder):
         attention_mask=None,
         training=None,
         return_attention_scores=False,
+        query_positions=None,
     ):
+        """The block's output; `[B, T, H]`, or `[B, P, H]` with `query_positions`.
+
+        `query_positions` (int `[B, P]`): compute the block only at these
+        positions. Keys and values still come from all `T` inputs, so row
+        `p` equals row `query_positions[:, p]` of the full output, at about
+        `P / T` of the cost for everything but the key and value
+        projections. A pretrainer whose loss reads the last block at the
+        masked positions only uses this for its last block.
+        """
         implicit_mask = get_keras_mask(inputs)
         if return_attention_scores or (
             padding_mask is None and implicit_mask is not None
         ):
+            if query_positions is not None:
+                raise ValueError(
+                    "TransformerEncoder: `query_positions` needs an explicit "
+                    "`padding_mask` and `return_attention_scores=False`."
+                )
             return super().call(
                 inputs,
                 padding_mask=padding_mask,
@@ -93,17 +108,32 @@ class TransformerEncoder(keras_hub.layers.TransformerEncoder):
                 return_attention_scores=return_attention_scores,
             )
         mask = _merge_masks(padding_mask, attention_mask)
-        shape = ops.shape(inputs)
+        kv_shape = ops.shape(inputs)
         # Everything but the attention core runs on [B * T, H] matrices: 2-D
         # matmuls (TensorFlow's graph optimizer then fuses bias and GELU into
         # them; Keras' Dense on a 3-D input goes through `tensordot`).
-        x = ops.reshape(inputs, (-1, shape[-1]))
+        x = ops.reshape(inputs, (-1, kv_shape[-1]))
+        queries, q_shape = x, kv_shape
+        if query_positions is not None:
+            gather = lambda t: ops.take_along_axis(  # noqa: E731
+                t, ops.expand_dims(query_positions, axis=-1), axis=1
+            )
+            q_inputs = gather(inputs)
+            q_shape = ops.shape(q_inputs)
+            queries = ops.reshape(q_inputs, (-1, kv_shape[-1]))
+            if attention_mask is not None:
+                mask = gather(mask)  # [B, T, S] -> [B, P, S]
 
         # Self attention block.
-        residual = x
+        residual = queries
         if self.normalize_first:
             x = self._self_attention_layer_norm(x)
-        x = self._self_attention(x, shape, mask, training)
+            queries = (
+                x
+                if query_positions is None
+                else self._self_attention_layer_norm(queries)
+            )
+        x = self._self_attention(queries, x, q_shape, kv_shape, mask, training)
         x = self._dropout(self._self_attention_dropout, x, training)
         x = x + residual
         if not self.normalize_first:
@@ -119,7 +149,13 @@ class TransformerEncoder(keras_hub.layers.TransformerEncoder):
         x = x + residual
         if not self.normalize_first:
             x = self._feedforward_layer_norm(x)
-        return ops.reshape(x, shape)
+        return ops.reshape(x, q_shape)
+
+    def compute_output_spec(self, inputs, *args, query_positions=None, **kwargs):
+        if query_positions is None:
+            return super().compute_output_spec(inputs, *args, **kwargs)
+        shape = (*query_positions.shape[:2], inputs.shape[-1])
+        return keras.KerasTensor(shape, dtype=self.compute_dtype)
 
     def _dropout(self, layer, x, training):
         """Dropout at `layer`'s rate with `layer`'s seed generator."""
@@ -127,23 +163,24 @@ class TransformerEncoder(keras_hub.layers.TransformerEncoder):
             return x
         return dropout(x, layer.rate, layer.seed_generator)
 
-    def _self_attention(self, x, shape, mask, training):
-        """Self attention of `x` [B * T, H] (`shape`: [B, T, H]), [B * T, H]."""
+    def _self_attention(self, queries, x, q_shape, kv_shape, mask, training):
+        """Attention of `queries` [B * P, H] over `x` [B * T, H], [B * P, H].
+
+        `q_shape` / `kv_shape`: [B, P, H] / [B, T, H] (the same tensor and
+        shape for plain self attention).
+        """
         attention = self._self_attention_layer
-        batch, length, hidden = shape[0], shape[1], shape[2]
-        heads_shape = (batch, length, self.num_heads, attention._key_dim)
-        query, key, value = [
-            ops.reshape(
-                ops.matmul(x, ops.reshape(dense.kernel, (hidden, -1)))
-                + ops.reshape(dense.bias, (-1,)),
-                heads_shape,
-            )
-            for dense in (
-                attention._query_dense,
-                attention._key_dense,
-                attention._value_dense,
-            )
-        ]
+        hidden = kv_shape[2]
+
+        def project(inputs, dense, shape):
+            kernel = ops.reshape(dense.kernel, (hidden, -1))
+            y = ops.matmul(inputs, kernel) + ops.reshape(dense.bias, (-1,))
+            heads = (shape[0], shape[1], self.num_heads, attention._key_dim)
+            return ops.reshape(y, heads)
+
+        query = project(queries, attention._query_dense, q_shape)
+        key = project(x, attention._key_dense, kv_shape)
+        value = project(x, attention._value_dense, kv_shape)
         scale = attention._inverse_sqrt_key_dim
         probs_dropout = attention._dropout_layer
         if not training or probs_dropout.rate <= 0:

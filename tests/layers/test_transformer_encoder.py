@@ -120,3 +120,53 @@ def test_config_round_trip():
     restored = keras.saving.deserialize_keras_object(config)
     assert type(restored) is TransformerEncoder
     assert restored.get_config() == ours.get_config()
+
+
+@pytest.mark.parametrize("normalize_first", [False, True])
+@pytest.mark.parametrize("use_attention_mask", [False, True])
+@pytest.mark.parametrize("training", [False, True])
+def test_query_positions_equal_the_gathered_full_output(normalize_first, use_attention_mask, training):
+    """The block run only at some positions equals the full block's rows there.
+
+    Repeated positions, a padded position and an all-padding sequence included; `training` takes the
+    explicit attention path (dropout rate too small to drop anything).
+    """
+    _, ours = pair(normalize_first, dropout=1e-9 if training else 0.1)
+    x, padding, attention = inputs(4)
+    attention = attention if use_attention_mask else None
+    positions = np.array([[0, 3, 3, 6], [1, 5, 2, 0], [4, 0, 1, 2]], "int32")
+    full = keras.ops.convert_to_numpy(
+        ours(x, padding_mask=padding, attention_mask=attention, training=training)
+    )
+    expected = np.take_along_axis(full, positions[:, :, None], axis=1)
+    actual = ours(x, padding_mask=padding, attention_mask=attention, training=training,
+                  query_positions=positions)
+    assert tuple(actual.shape) == (3, 4, HIDDEN)
+    assert_all_close(actual, expected, atol=1e-5, what="rows at query_positions")
+    assert np.abs(expected[0, 0] - expected[0, 1]).max() > 1e-3  # the rows differ: a real check
+
+
+def test_query_positions_gradients_equal_the_gathered_full_output():
+    """A loss on the rows at the positions gives the same weight gradients either way (one SGD step)."""
+    positions = np.array([[0, 3], [1, 5], [4, 0]], "int32")
+    x, padding, _ = inputs(5)
+    target = np.random.default_rng(6).normal(size=(3, 2, HIDDEN)).astype("float32")
+    trained = []
+    for use_positions in (False, True):
+        _, layer = pair(ours_dropout=1e-9, seed=7)
+        features = keras.Input((7, HIDDEN))
+        mask = keras.Input((7,), dtype="int32")
+        where = keras.Input((2,), dtype="int32")
+        if use_positions:
+            out = layer(features, padding_mask=mask, query_positions=where)
+        else:
+            full = layer(features, padding_mask=mask)
+            out = keras.ops.take_along_axis(full, keras.ops.expand_dims(where, -1), axis=1)
+        model = keras.Model([features, mask, where], out)
+        model.compile(optimizer=keras.optimizers.SGD(1.0), loss="mse")
+        model.train_on_batch([x, padding, positions], target)
+        trained.append([keras.ops.convert_to_numpy(w) for w in layer.weights])
+    moved = max(np.abs(a - b).max() for a, b in zip(trained[0], pair(seed=7)[1].weights))
+    assert moved > 1e-4  # the step changed the weights
+    for full_step, positions_step in zip(*trained):
+        assert_all_close(positions_step, full_step, atol=1e-5, what="weights after one step")

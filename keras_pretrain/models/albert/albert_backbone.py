@@ -175,17 +175,7 @@ class AlbertBackbone(Backbone):
         padding_mask = keras.Input(
             shape=(None,), dtype="int32", name="padding_mask"
         )
-        tokens = self.token_embedding(token_ids)
-        x = self.embeddings_add(
-            [
-                tokens,
-                self.position_embedding(tokens),
-                self.segment_embedding(segment_ids),
-            ]
-        )
-        x = self.embeddings_layer_norm(x)
-        x = self.embeddings_dropout(x)
-        x = self.embeddings_projection(x)
+        x = self._embed({"token_ids": token_ids, "segment_ids": segment_ids})
         encoder_outputs = []
         for l in range(num_layers):  # noqa: E741
             for block in self.transformer_layers[
@@ -224,6 +214,30 @@ class AlbertBackbone(Backbone):
         self.activation = activation
         self.layer_norm_epsilon = layer_norm_epsilon
         self.initializer_range = initializer_range
+
+    def _embed(self, inputs):
+        """Factorized embeddings: E-wide sum, LayerNorm, dropout, then E -> H."""
+        tokens = self.token_embedding(inputs["token_ids"])
+        x = self.embeddings_add(
+            [
+                tokens,
+                self.position_embedding(tokens),
+                self.segment_embedding(inputs["segment_ids"]),
+            ]
+        )
+        x = self.embeddings_layer_norm(x)
+        x = self.embeddings_dropout(x)
+        return self.embeddings_projection(x)
+
+    def _encoder_blocks(self):
+        """The (shared) blocks in the order the layers apply them."""
+        return [
+            block
+            for l in range(self.num_layers)  # noqa: E741
+            for block in self.transformer_layers[
+                group_of_layer(l, self.num_layers, self.num_groups)
+            ]
+        ]
 
     def _config(self):
         return {

@@ -133,16 +133,7 @@ class BertBackbone(Backbone):
         padding_mask = keras.Input(
             shape=(None,), dtype="int32", name="padding_mask"
         )
-        tokens = self.token_embedding(token_ids)
-        x = self.embeddings_add(
-            [
-                tokens,
-                self.position_embedding(tokens),
-                self.segment_embedding(segment_ids),
-            ]
-        )
-        x = self.embeddings_layer_norm(x)
-        x = self.embeddings_dropout(x)
+        x = self._embed({"token_ids": token_ids, "segment_ids": segment_ids})
         encoder_outputs = []
         for layer in self.transformer_layers:
             x = layer(x, padding_mask=padding_mask)
@@ -175,6 +166,19 @@ class BertBackbone(Backbone):
         self.activation = activation
         self.layer_norm_epsilon = layer_norm_epsilon
         self.initializer_range = initializer_range
+
+    def _embed(self, inputs):
+        """Token + position + segment embeddings, LayerNorm, dropout."""
+        tokens = self.token_embedding(inputs["token_ids"])
+        x = self.embeddings_add(
+            [
+                tokens,
+                self.position_embedding(tokens),
+                self.segment_embedding(inputs["segment_ids"]),
+            ]
+        )
+        x = self.embeddings_layer_norm(x)
+        return self.embeddings_dropout(x)
 
     def _config(self):
         return {

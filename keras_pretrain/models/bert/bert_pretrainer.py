@@ -60,6 +60,7 @@ class BertPretrainer(Task):
     """
 
     xla_on_cpu = True
+    last_block_at_predictions = True
     sentence_output = "nsp"
     sentence_label = "next_sentence_labels"
 
@@ -113,6 +114,37 @@ class BertPretrainer(Task):
 
     def _config(self):
         return {"sentence_head": self.use_sentence_head}
+
+    def call(self, inputs, training=None, mask=None):
+        """The functional graph's outputs, with the last block at the predictions.
+
+        Only the hidden states at `masked_lm_positions` (and position 0 for
+        the sentence head) reach the outputs, so the backbone's last block
+        runs only there (`Backbone.sequence_output_at`): the same values and
+        gradients as the graph (float32 rounding apart), with roughly
+        `(1 - P / T) * 10 / 12` of one block's matmuls skipped. Set
+        `last_block_at_predictions = False` on the instance to run the whole
+        graph instead.
+        """
+        backbone = self.backbone
+        if (
+            not self.last_block_at_predictions
+            or any(m is not None for m in keras.tree.flatten(mask))
+            or not getattr(backbone, "supports_sequence_output_at", False)
+        ):
+            return super().call(inputs, training=training, mask=mask)
+        inputs = keras.tree.pack_sequence_as(
+            self._inputs_struct, self._standardize_inputs(inputs)
+        )
+        sequence, pooled = backbone.sequence_output_at(
+            {name: inputs[name] for name in backbone.input},
+            inputs["masked_lm_positions"],
+            pooled=self.sentence_head is not None,
+        )
+        results = {"mlm": self.masked_lm_head(sequence)}
+        if self.sentence_head is not None:
+            results[self.sentence_output] = self.sentence_head(pooled)
+        return results
 
     def is_feature_dict(self, x):
         return "masked_lm_ids" in x

@@ -130,20 +130,11 @@ class ErnieBackbone(BertBackbone):
             name: keras.Input(shape=(None,), dtype="int32", name=name)
             for name in ("token_ids", "segment_ids", "padding_mask")
         }
-        tokens = self.token_embedding(inputs["token_ids"])
-        parts = [
-            tokens,
-            self.position_embedding(tokens),
-            self.segment_embedding(inputs["segment_ids"]),
-        ]
         if use_task_id:
             inputs["task_type_ids"] = keras.Input(
                 shape=(None,), dtype="int32", name="task_type_ids"
             )
-            parts.append(self.task_type_embedding(inputs["task_type_ids"]))
-        x = self.embeddings_add(parts)
-        x = self.embeddings_layer_norm(x)
-        x = self.embeddings_dropout(x)
+        x = self._embed(inputs)
         encoder_outputs = []
         for layer in self.transformer_layers:
             x = layer(x, padding_mask=inputs["padding_mask"])
@@ -175,6 +166,20 @@ class ErnieBackbone(BertBackbone):
         self.initializer_range = initializer_range
         self.use_task_id = use_task_id
         self.task_type_vocab_size = task_type_vocab_size
+
+    def _embed(self, inputs):
+        """BERT's embeddings, plus task-type embeddings with `use_task_id`."""
+        tokens = self.token_embedding(inputs["token_ids"])
+        parts = [
+            tokens,
+            self.position_embedding(tokens),
+            self.segment_embedding(inputs["segment_ids"]),
+        ]
+        if "task_type_ids" in inputs:
+            parts.append(self.task_type_embedding(inputs["task_type_ids"]))
+        x = self.embeddings_add(parts)
+        x = self.embeddings_layer_norm(x)
+        return self.embeddings_dropout(x)
 
     def _config(self):
         config = super()._config()

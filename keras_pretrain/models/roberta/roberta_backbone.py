@@ -93,6 +93,7 @@ class RobertaBackbone(Backbone):
         **kwargs,
     ):
         # === Layers ===
+        self.padding_id = padding_id  # read by `_embed` while building
         init = lambda: bert_kernel_initializer(initializer_range)  # noqa: E731
         self.token_embedding = keras_hub.layers.ReversibleEmbedding(
             input_dim=vocabulary_size,
@@ -150,16 +151,7 @@ class RobertaBackbone(Backbone):
         padding_mask = keras.Input(
             shape=(None,), dtype="int32", name="padding_mask"
         )
-        positions = padding_offset_positions(padding_mask, padding_id)
-        x = self.embeddings_add(
-            [
-                self.token_embedding(token_ids),
-                self.position_embedding(positions),
-                self.segment_embedding(ops.zeros_like(token_ids)),
-            ]
-        )
-        x = self.embeddings_layer_norm(x)
-        x = self.embeddings_dropout(x)
+        x = self._embed({"token_ids": token_ids, "padding_mask": padding_mask})
         encoder_outputs = []
         for layer in self.transformer_layers:
             x = layer(x, padding_mask=padding_mask)
@@ -188,6 +180,22 @@ class RobertaBackbone(Backbone):
         self.initializer_range = initializer_range
         self.padding_id = padding_id
         self.use_pooler = use_pooler
+
+    def _embed(self, inputs):
+        """Token + (padding-offset) position embeddings, LayerNorm, dropout."""
+        token_ids = inputs["token_ids"]
+        positions = padding_offset_positions(
+            inputs["padding_mask"], self.padding_id
+        )
+        x = self.embeddings_add(
+            [
+                self.token_embedding(token_ids),
+                self.position_embedding(positions),
+                self.segment_embedding(ops.zeros_like(token_ids)),
+            ]
+        )
+        x = self.embeddings_layer_norm(x)
+        return self.embeddings_dropout(x)
 
     def _config(self):
         return {

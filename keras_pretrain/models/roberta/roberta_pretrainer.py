@@ -6,9 +6,9 @@ optional sentence head; RoBERTa, DistilBERT and ERNIE pretrainers subclass it.
 """
 
 import keras
-import keras_hub
 
 from keras_pretrain.layers.activations import get_activation
+from keras_pretrain.layers.masked_lm import MaskedLMHead
 from keras_pretrain.models.bert.bert_backbone import bert_kernel_initializer
 from keras_pretrain.models.bert.bert_pretrainer import PADDING_MASK
 from keras_pretrain.models.bert.bert_pretrainer import SEGMENT_IDS
@@ -81,7 +81,7 @@ class MaskedLMPretrainer(BertPretrainer):
         init = lambda: bert_kernel_initializer(  # noqa: E731
             getattr(backbone, "initializer_range", 0.02)
         )
-        self.masked_lm_head = keras_hub.layers.MaskedLMHead(
+        self.masked_lm_head = MaskedLMHead(
             vocabulary_size=backbone.vocabulary_size,
             token_embedding=backbone.token_embedding,
             intermediate_activation=get_activation(self.mlm_activation(backbone)),
