@@ -8,6 +8,7 @@ from keras_pretrain.layers.activations import get_activation
 from keras_pretrain.layers.dropout import Dropout
 from keras_pretrain.layers.transformer_encoder import TransformerEncoder
 from keras_pretrain.models.backbone import Backbone
+from keras_pretrain.models.bert.bert_backbone import BertBackbone
 from keras_pretrain.models.bert.bert_backbone import bert_kernel_initializer
 
 
@@ -216,18 +217,8 @@ class AlbertBackbone(Backbone):
         self.initializer_range = initializer_range
 
     def _embed(self, inputs):
-        """Factorized embeddings: E-wide sum, LayerNorm, dropout, then E -> H."""
-        tokens = self.token_embedding(inputs["token_ids"])
-        x = self.embeddings_add(
-            [
-                tokens,
-                self.position_embedding(tokens),
-                self.segment_embedding(inputs["segment_ids"]),
-            ]
-        )
-        x = self.embeddings_layer_norm(x)
-        x = self.embeddings_dropout(x)
-        return self.embeddings_projection(x)
+        """BERT's embeddings (same layers) at width E, then the E -> H projection."""
+        return self.embeddings_projection(BertBackbone._embed(self, inputs))
 
     def _encoder_blocks(self):
         """The (shared) blocks in the order the layers apply them."""
