@@ -69,11 +69,11 @@ class MaskedLMHead(keras_hub.layers.MaskedLMHead):
             outputs, (batch, predictions, ops.shape(outputs)[-1])
         )
 
-
     def compute_output_shape(self, inputs_shape, mask_positions_shape=None):
         if mask_positions_shape is None:
             mask_positions_shape = inputs_shape[:-1]
         return super().compute_output_shape(inputs_shape, mask_positions_shape)
+
 
 def _flat(y_true, y_pred):
     vocabulary_size = ops.shape(y_pred)[-1]

@@ -4,6 +4,7 @@ import os
 
 import keras
 import keras_hub
+from keras import ops
 
 from keras_pretrain.errors import ConfigError
 
@@ -98,8 +99,6 @@ class Backbone(PresetMixin, keras_hub.models.Backbone):
         Returns:
             `(sequence [B, P, H], pooled [B, H] or None)`.
         """
-        from keras import ops
-
         if not self.supports_sequence_output_at:
             raise NotImplementedError(
                 f"{type(self).__name__} has no `sequence_output_at`."

@@ -216,8 +216,10 @@ class AlbertBackbone(Backbone):
         self.layer_norm_epsilon = layer_norm_epsilon
         self.initializer_range = initializer_range
 
+    # BERT's embeddings (the same layers, at width E), then E -> H.
+    _embedding_parts = BertBackbone._embedding_parts
+
     def _embed(self, inputs):
-        """BERT's embeddings (same layers) at width E, then the E -> H projection."""
         return self.embeddings_projection(BertBackbone._embed(self, inputs))
 
     def _encoder_blocks(self):

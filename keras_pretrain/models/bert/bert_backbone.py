@@ -167,16 +167,18 @@ class BertBackbone(Backbone):
         self.layer_norm_epsilon = layer_norm_epsilon
         self.initializer_range = initializer_range
 
-    def _embed(self, inputs):
-        """Token + position + segment embeddings, LayerNorm, dropout."""
+    def _embedding_parts(self, inputs):
+        """The embeddings summed: token, position, segment."""
         tokens = self.token_embedding(inputs["token_ids"])
-        x = self.embeddings_add(
-            [
-                tokens,
-                self.position_embedding(tokens),
-                self.segment_embedding(inputs["segment_ids"]),
-            ]
-        )
+        return [
+            tokens,
+            self.position_embedding(tokens),
+            self.segment_embedding(inputs["segment_ids"]),
+        ]
+
+    def _embed(self, inputs):
+        """The embedding sum, LayerNorm, dropout: `[B, T, H]`."""
+        x = self.embeddings_add(self._embedding_parts(inputs))
         x = self.embeddings_layer_norm(x)
         return self.embeddings_dropout(x)
 

@@ -167,19 +167,12 @@ class ErnieBackbone(BertBackbone):
         self.use_task_id = use_task_id
         self.task_type_vocab_size = task_type_vocab_size
 
-    def _embed(self, inputs):
+    def _embedding_parts(self, inputs):
         """BERT's embeddings, plus task-type embeddings with `use_task_id`."""
-        tokens = self.token_embedding(inputs["token_ids"])
-        parts = [
-            tokens,
-            self.position_embedding(tokens),
-            self.segment_embedding(inputs["segment_ids"]),
-        ]
+        parts = super()._embedding_parts(inputs)
         if "task_type_ids" in inputs:
             parts.append(self.task_type_embedding(inputs["task_type_ids"]))
-        x = self.embeddings_add(parts)
-        x = self.embeddings_layer_norm(x)
-        return self.embeddings_dropout(x)
+        return parts
 
     def _config(self):
         config = super()._config()

@@ -178,7 +178,6 @@ class RobertaBackbone(Backbone):
         self.activation = activation
         self.layer_norm_epsilon = layer_norm_epsilon
         self.initializer_range = initializer_range
-        self.padding_id = padding_id
         self.use_pooler = use_pooler
 
     def _embed(self, inputs):
