@@ -1,56 +1,129 @@
-"""BERT WordPiece tokenizer with BERT's basic tokenization.
+"""BERT WordPiece tokenizer, giving the ids of Google's `FullTokenizer`.
 
-keras-hub's `BertTokenizer` (tensorflow-text WordPiece, in-graph) does the
-work; this subclass fixes two differences from the original `BasicTokenizer`
-that change token ids:
-- keras-hub strips accents always unless told otherwise; BERT strips them
-  exactly when the vocabulary is uncased;
-- keras-hub lower-cases with Unicode case folding (NFKC), which turns the
-  full-width punctuation common in Chinese text ("：", "，") into ASCII and
-  so into [UNK]; BERT uses plain lower-casing. We lower-case first, in-graph,
-  with `tf.strings.lower(..., encoding="utf-8")` and let keras-hub do the rest.
+keras-hub's `BertTokenizer` (tensorflow-text `FastWordpieceTokenizer`,
+in-graph) does the splitting and the WordPiece lookup; this subclass first
+normalises the text the way the original `BasicTokenizer` does, where
+keras-hub / tensorflow-text differ (each of these changes token ids):
+
+- control and format characters (categories Cc, Cf: NUL, \\x07, U+200B,
+  U+FEFF, ...) and U+FFFD are deleted (keras-hub splits words on them);
+- every Unicode space separator (Zs: U+00A0, U+2009, U+3000, ...), tab,
+  newline and U+2028 / U+2029 become a space (keras-hub splits on ASCII
+  whitespace only);
+- lower-casing is Python's `str.lower` (`tf.strings.lower`, after the NUL
+  characters are gone: it stops at the first NUL), not keras-hub's Unicode
+  case folding with NFKC, which turns the full-width punctuation common in
+  Chinese text ("：", "，") into ASCII and so into [UNK];
+- accents are stripped (NFD, then marks removed) exactly when the
+  vocabulary is uncased, as the original (keras-hub: always by default);
+- a word longer than 200 *characters* is [UNK] (`max_input_chars_per_word`);
+  tensorflow-text counts 100 *bytes*, so a 40-character Thai word would be
+  [UNK] there.
+
+The same graph runs eagerly and inside `tf.function` / `tf.data` / the
+exported preprocessor SavedModel, so all of them give the same ids.
+(Characters added to Unicode after Python's `unicodedata` tables may be
+classified differently by TensorFlow's newer tables; none is in a published
+vocabulary.)
 """
 
 import keras
 import keras_hub
+from keras_hub.src.tokenizers.word_piece_tokenizer import get_special_tokens_pattern
+from keras_hub.src.tokenizers.word_piece_tokenizer import pretokenize
 from keras_hub.src.utils.tensor_utils import preprocessing_function
 
 try:
     import tensorflow as tf
+    import tensorflow_text as tf_text
 except ImportError:  # pragma: no cover - TF is a hard dependency
-    tf = None
+    tf = tf_text = None
+
+MAX_INPUT_CHARS_PER_WORD = 200  # the original WordpieceTokenizer's limit
+# The original's whitespace after `_clean_text`: Zs, \t \n \r, and what
+# Python's `str.split()` also splits on (U+2028, U+2029; the rest of its
+# whitespace is Cc, deleted first).
+WHITESPACE = r"[\t\n\r\p{Zs}\x{2028}\x{2029}]"
+DELETED = r"[\p{Cc}\p{Cf}\x{FFFD}]"  # NUL included
+
+
+def normalize(inputs, lowercase):
+    """`BasicTokenizer._clean_text` (+ `str.lower`), in-graph."""
+    x = tf.strings.regex_replace(inputs, WHITESPACE, " ")
+    x = tf.strings.regex_replace(x, DELETED, "")
+    if lowercase:
+        x = tf.strings.lower(x, encoding="utf-8")
+    return x
 
 
 @keras.saving.register_keras_serializable(package="keras_pretrain")
 class BertTokenizer(keras_hub.models.BertTokenizer):
-    """WordPiece tokenizer for BERT-style vocabularies.
+    """WordPiece tokenizer for BERT-style vocabularies (ids of `FullTokenizer`).
 
     Args:
         vocabulary: a `vocab.txt` path or a list of tokens.
         lowercase: bool. True for uncased vocabularies (lower-cases and strips
-            accents), False for cased ones (keeps both).
+            accents, `do_lower_case=True`), False for cased ones (keeps both).
         strip_accents: bool or None. None follows `lowercase`, as the
             original `BasicTokenizer`.
+
+    Example:
+    ```python
+    tokenizer = BertTokenizer("uncased_L-12_H-768_A-12/vocab.txt", lowercase=True)
+    tokenizer(["Hello\u3000world!"])  # ragged ids, in-graph
+    ```
     """
 
     def __init__(self, vocabulary=None, lowercase=False, strip_accents=None, **kwargs):
         if strip_accents is None:
             strip_accents = lowercase
         kwargs.pop("split_on_cjk", None)
+        # One code path (TF ops) eagerly and in graphs: the ids cannot differ.
+        kwargs.setdefault("_allow_python_workflow", False)
+        self.bert_lowercase = lowercase
         super().__init__(
             vocabulary=vocabulary,
-            lowercase=False,  # done in `tokenize`, the way BERT does it
+            lowercase=False,  # done in `normalize`, the way BERT does it
             strip_accents=strip_accents,
             split_on_cjk=True,
             **kwargs,
         )
-        self.bert_lowercase = lowercase
+
+    def _set_vocabulary_tf(self):
+        # Words are limited by characters in `_tokenize_tf`; any word of at
+        # most 200 characters fits in 4 * 200 UTF-8 bytes.
+        self._fast_word_piece = tf_text.FastWordpieceTokenizer(
+            vocab=self.vocabulary,
+            token_out_type=self.compute_dtype,
+            suffix_indicator=self.suffix_indicator,
+            unknown_token=self.oov_token,
+            max_bytes_per_word=4 * MAX_INPUT_CHARS_PER_WORD,
+            no_pretokenization=True,
+            support_detokenization=True,
+        )
 
     @preprocessing_function
-    def tokenize(self, inputs):
-        if self.bert_lowercase:
-            inputs = tf.strings.lower(inputs, encoding="utf-8")
-        return super().tokenize(inputs)
+    def _tokenize_tf(self, inputs):
+        self._maybe_initialized_tf()
+        inputs = tf.convert_to_tensor(inputs)
+        unbatched = inputs.shape.rank == 0
+        if unbatched:
+            inputs = tf.expand_dims(inputs, 0)
+        text = normalize(inputs, self.bert_lowercase)
+        special = get_special_tokens_pattern(self._special_tokens_for_splitting())
+        words = pretokenize(text, False, self.strip_accents, True, True, special)
+        too_long = tf.strings.length(words.flat_values, unit="UTF8_CHAR") > MAX_INPUT_CHARS_PER_WORD
+        words = words.with_flat_values(
+            tf.where(too_long, self.oov_token, words.flat_values)
+        )
+        tokens = self._fast_word_piece.tokenize(words).merge_dims(-2, -1)
+        if self.sequence_length:
+            output_shape = tokens.shape.as_list()
+            output_shape[-1] = self.sequence_length
+            tokens = tokens.to_tensor(shape=output_shape)
+        if unbatched:
+            tokens = tf.squeeze(tokens, 0)
+        return tokens
 
     def get_config(self):
         config = super().get_config()

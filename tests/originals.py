@@ -1,0 +1,98 @@
+"""Google's original tokenization code as test references, and the tricky texts.
+
+`bert_reference(vocab_file, do_lower_case)` is `bert/tokenization.py`'s
+`FullTokenizer` (PyPI `bert-tensorflow`); `albert_reference(model_file, lower)`
+is `albert/tokenization.py`'s `preprocess_text` + `encode_ids` (PyPI
+`albert-tensorflow`). Both are the `test` extra; tests skip without them.
+
+The albert-tensorflow copy was checked against google-research/albert's
+`tokenization.py` (commits 4135001f and 3c305463): `preprocess_text`,
+`encode_pieces`, `encode_ids` and `printable_text` are identical; only
+`load_vocab` (blank lines, WordPiece only) and how the SentencePiece model is
+read differ, which the SentencePiece path does not use. Note that on Python 3
+`encode_pieces` compares str pieces with the bytes `SPIECE_UNDERLINE`, so the
+leading "▁" of a re-split digit-comma piece is never removed; that is the
+behaviour of the original code as it runs (Python 3), and what we reproduce.
+"""
+
+import pytest
+
+# (name, text): every case of issue 18, item 1 (and a few more).
+TRICKY_TEXTS = [
+    ("ideographic space", "hello\u3000world"),
+    ("no-break space", "Hello\u00a0World"),
+    ("thin space", "hello\u2009world"),
+    ("line separator", "hello\u2028world\u2029the"),
+    ("tab newline", "hello\tworld\r\nthe\x0bend"),
+    ("NUL in a word", "hel\x00lo world"),
+    ("NUL then text", "Hello\x00 World the end"),
+    ("bell", "hel\x07lo wor\x07ld"),
+    ("zero-width space", "hel\u200blo World"),
+    ("BOM", "\ufeffHello world"),
+    ("replacement char", "hel\ufffdlo"),
+    ("accents", "Café naïve RÉSUMÉ résumé"),
+    ("decomposed accent", "Cafe\u0301 cafe\u0301"),
+    ("dotted capital I", "İstanbul"),
+    ("greek", "ΟΔΟΣ οδος"),
+    ("CJK without spaces", "中国人说你好"),
+    ("CJK with spaces", "中 国 人 说"),
+    ("CJK and latin", "hello中国world"),
+    ("full-width punctuation", "你好：世界，再见。"),
+    ("CJK compatibility ideograph", "\uf900中"),
+    ("emoji", "I ❤️ the 😀 world😀s"),
+    ("digits and punctuation", "$1,000.50 and 3.14% (42)!? 2019-10-01"),
+    ("150-character word", "a" * 150),
+    ("200-character word", "a" * 200 + " the"),
+    ("201-character word", "a" * 201 + " the"),
+    ("40-character Thai word", "ก" * 40),
+    ("empty", ""),
+    ("only controls", "\x00\x07\u200b"),
+]
+
+THAI_WORD = "ก" * 40
+
+
+def bert_reference(vocab_file, do_lower_case):
+    """`text -> ids` of Google's `FullTokenizer`."""
+    tokenization = pytest.importorskip("bert.tokenization")
+    from absl import flags
+
+    if not flags.FLAGS.is_parsed():  # `preserve_unused_tokens` (default False) is read
+        flags.FLAGS.mark_as_parsed()
+    tokenizer = tokenization.FullTokenizer(vocab_file, do_lower_case=do_lower_case)
+    return lambda text: tokenizer.convert_tokens_to_ids(tokenizer.tokenize(text))
+
+
+def albert_reference(model_file, lower):
+    """`text -> ids` of the original ALBERT pipeline: `preprocess_text` + `encode_ids`."""
+    tokenization = pytest.importorskip("albert.tokenization")
+    import sentencepiece as spm
+
+    processor = spm.SentencePieceProcessor(model_file=model_file)
+    return lambda text: tokenization.encode_ids(
+        processor, tokenization.preprocess_text(text, lower=lower)
+    )
+
+
+def write_vocab(path, pieces):
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(pieces) + "\n")
+    return str(path)
+
+
+SPECIALS = ["[PAD]", "[unused0]", "[unused1]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "<S>", "<T>"]
+COMMON = [
+    ",", ".", "!", "?", "$", "%", "(", ")", "-", ":", "0", "1", "2", "3", "4", "5", "9",
+    "##0", "##1", "##4", "##5", "##9", "a", "##a", "the", "end", "world", "##s", "😀", "❤",
+    "中", "国", "人", "说", "你", "好", "世", "界", "再", "见", "：", "，", "。", "豈", THAI_WORD,
+]
+# Uncased English: only lower-case pieces (plus the bracketed specials).
+UNCASED_VOCAB = SPECIALS + COMMON + [
+    "hello", "hel", "##lo", "wor", "##ld", "cafe", "naive", "resume", "istanbul", "i",
+    "οδος", "οδοσ", "and", "##n", "##ul",
+]
+CASED_VOCAB = SPECIALS + COMMON + [
+    "Hello", "hello", "hel", "##lo", "World", "wor", "##ld", "Café", "Cafe", "##́", "naïve", "RÉSUMÉ",
+    "résumé", "İstanbul", "I", "ΟΔΟΣ", "οδος", "and", "cafe",
+]
+CHINESE_VOCAB = SPECIALS + COMMON + ["hello", "##lo", "##ld", "cafe", "i", "and"]
