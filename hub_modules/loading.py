@@ -255,8 +255,13 @@ def load_model(path, metadata=None):
     return model
 
 
-def load_tokenizer(path):
-    """The module's tokenizer (a keras-hub tokenizer of ours, GPT's Python BPE, ELMo's mapper)."""
+def load_tokenizer(path, lowercase=None):
+    """The module's tokenizer (a keras-hub tokenizer of ours, GPT's Python BPE, ELMo's mapper).
+
+    `lowercase` (None: as saved) replaces the casing of a WordPiece or
+    SentencePiece tokenizer (`keras_pretrain.casing.with_lowercase`).
+    """
+    from keras_pretrain.casing import with_lowercase
     from hub_modules.exporting import read_tokenizer
 
     path, metadata = read_metadata(path)
@@ -265,6 +270,7 @@ def load_tokenizer(path):
         raise CheckpointFormatError(f"{path}: this module has no tokenizer/ folder.")
     _import_families()
     try:
-        return read_tokenizer(folder)
+        tokenizer = read_tokenizer(folder)
     except Exception as e:
         raise CheckpointFormatError(f"{folder}: unreadable tokenizer ({type(e).__name__}: {e}).") from None
+    return with_lowercase(tokenizer, lowercase)

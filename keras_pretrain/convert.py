@@ -37,7 +37,11 @@ def _resolve(spec):
     return getattr(importlib.import_module(module), function)
 
 
-def from_huggingface(path, pretrainer=False):
+# Byte-level BPE families: their tokenizers have no casing option.
+NO_CASING = ("roberta", "openai-gpt")
+
+
+def from_huggingface(path, pretrainer=False, lowercase=None):
     """Loads a local Hugging Face folder into our model and tokenizer.
 
     Args:
@@ -45,6 +49,10 @@ def from_huggingface(path, pretrainer=False):
             `pytorch_model.bin`, and tokenizer files (`vocab.txt`, ...).
         pretrainer: bool. Also load the pretraining heads and return the
             family's pretrainer task instead of the bare backbone.
+        lowercase: the tokenizer's casing (WordPiece and SentencePiece
+            families); None: `do_lower_case` of `tokenizer_config.json`, else
+            the folder's name, else a guess from the vocabulary
+            (`keras_pretrain.casing`). The choice is printed.
 
     Returns:
         `(model, tokenizer)`; tokenizer is None when the folder has none.
@@ -59,11 +67,22 @@ def from_huggingface(path, pretrainer=False):
             f"{config_path}: model_type {model_type!r} is not supported; "
             f"supported: {sorted(HUGGINGFACE_CONVERTERS)}."
         )
-    return _resolve(HUGGINGFACE_CONVERTERS[model_type])(path, pretrainer=pretrainer)
+    kwargs = {}
+    if lowercase is not None:
+        if model_type in NO_CASING:
+            raise ConfigError(
+                f"{config_path}: lowercase= does not apply to {model_type} (byte-level BPE, no casing option)."
+            )
+        kwargs["lowercase"] = lowercase
+    return _resolve(HUGGINGFACE_CONVERTERS[model_type])(path, pretrainer=pretrainer, **kwargs)
 
 
 def from_tf1_checkpoint(path, family="bert", pretrainer=False, **kwargs):
-    """Loads an original TF1 checkpoint folder (Google layout) of `family`."""
+    """Loads an original TF1 checkpoint folder (Google layout) of `family`.
+
+    `lowercase=` (None: from the release name, else guessed / the published
+    default, printed) sets the tokenizer's casing; see `keras_pretrain.casing`.
+    """
     if family not in TF1_CONVERTERS:
         raise ConfigError(
             f"No TF1 checkpoint converter for family {family!r}; "

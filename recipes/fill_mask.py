@@ -21,6 +21,8 @@ def build_parser():
                                      formatter_class=common.HelpFormatter)
     parser.add_argument("--from", dest="source", required=True, help="module folder or run folder with module/")
     parser.add_argument("--top-k", type=int, default=5, help="predictions shown per mask")
+    parser.add_argument("--lowercase", action=argparse.BooleanOptionalAction, default=None,
+                        help="override the module's casing (default: as exported)")
     parser.add_argument("texts", nargs="+", help=f"sentences, each with at least one {MASK}")
     return parser
 
@@ -31,7 +33,7 @@ def module_folder(path):
     return path
 
 
-def fill_mask(module, texts, top_k=5):
+def fill_mask(module, texts, top_k=5, lowercase=None):
     """[(text, [[(token, probability), ...] per mask])] from an exported module."""
     import numpy as np
     import tensorflow as tf
@@ -43,7 +45,11 @@ def fill_mask(module, texts, top_k=5):
     max_length = metadata["config"].get("max_sequence_length")
     preprocessor = tf.saved_model.load(os.path.join(module, "preprocessor"))
     encoder = tf.saved_model.load(os.path.join(module, "encoder"))
-    tokenizer = hub_modules.load_tokenizer(module)
+    tokenizer = hub_modules.load_tokenizer(module, lowercase=lowercase)
+    if lowercase is None:
+        tokenize = lambda part: preprocessor.tokenize(tf.constant([part])).to_list()[0]  # noqa: E731
+    else:  # the module's preprocessor has its casing built in
+        tokenize = lambda part: list(tokenizer([part])[0])  # noqa: E731
     cls_id, sep_id = int(preprocessor.cls_id.numpy()), int(preprocessor.sep_id.numpy())
     mask_id = int(preprocessor.mask_id.numpy())
     results = []
@@ -52,7 +58,7 @@ def fill_mask(module, texts, top_k=5):
         ids = [cls_id]
         for i, part in enumerate(parts):
             if part.strip():
-                ids += [int(t) for t in preprocessor.tokenize(tf.constant([part])).to_list()[0]]
+                ids += [int(t) for t in tokenize(part)]
             if i < len(parts) - 1:
                 ids.append(mask_id)
         ids.append(sep_id)
@@ -98,7 +104,7 @@ def main(argv=None):
     from keras_pretrain.errors import KerasPretrainError
 
     try:
-        results = fill_mask(module, args.texts, args.top_k)
+        results = fill_mask(module, args.texts, args.top_k, args.lowercase)
     except KerasPretrainError as e:
         parser.error(str(e))
     print_predictions(results)

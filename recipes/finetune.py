@@ -47,6 +47,8 @@ def build_parser():
     parser.add_argument("--seed", type=int, default=0, help="random seed")
     parser.add_argument("--out", default=None, help="output folder, must be new (None: <from>/finetune-<task>-<time>)")
     parser.add_argument("--verbose", type=int, default=2, help="Keras progress: 0 silent, 1 bar, 2 a line per epoch")
+    parser.add_argument("--lowercase", action=argparse.BooleanOptionalAction, default=None,
+                        help="override the tokenizer's casing (default: as the run or module saved it)")
     return parser
 
 
@@ -76,8 +78,11 @@ GPT_SPECIAL_TOKENS = ["_start_", "_delimiter_", "_classify_"]
 ELMO_PAIR_SEPARATOR = "|||"
 
 
-def load_pretrained(parser, source):
-    """(family, backbone, tokenizer) from a pretraining run folder or a module folder."""
+def load_pretrained(parser, source, lowercase=None):
+    """(family, backbone, tokenizer) from a pretraining run folder or a module folder.
+
+    `lowercase` (None: as saved) overrides the tokenizer's casing.
+    """
     import keras
 
     import hub_modules
@@ -87,7 +92,7 @@ def load_pretrained(parser, source):
     if os.path.exists(os.path.join(source, "metadata.json")):
         model = hub_modules.loading.load_model(source)
         _, metadata = hub_modules.read_metadata(source)
-        tokenizer = hub_modules.load_tokenizer(source) if metadata.get("tokenizer") else None
+        tokenizer = hub_modules.load_tokenizer(source, lowercase) if metadata.get("tokenizer") else None
         return metadata["family"], getattr(model, "backbone", model), tokenizer
     model_path = os.path.join(source, "pretrainer.keras")
     run_path = os.path.join(source, common.RUN_FILE)
@@ -99,11 +104,12 @@ def load_pretrained(parser, source):
             config = json.load(f)["config"]
     family = config.get("model", "albert")
     model = keras.models.load_model(model_path, compile=False)
-    return family, model.backbone, run_tokenizer(parser, source, family, config.get("lowercase", True))
+    stated = (config.get("lowercase"), run_path)
+    return family, model.backbone, run_tokenizer(parser, source, family, lowercase, stated)
 
 
-def run_tokenizer(parser, source, family, lowercase):
-    """The tokenizer a pretraining run saved beside its model."""
+def run_tokenizer(parser, source, family, lowercase, stated=(None, None)):
+    """The tokenizer a pretraining run saved beside its model (casing: `lowercase`, else the run's)."""
     if family == "elmo":
         return None  # ELMo reads characters: words are split in `encode`
     if family == "gpt":
@@ -115,6 +121,9 @@ def run_tokenizer(parser, source, family, lowercase):
     vocab = os.path.join(source, "vocab.txt")
     if not os.path.exists(vocab):
         parser.error(f"--from: {source!r} has no vocab.txt")
+    from keras_pretrain.casing import choose_lowercase
+
+    lowercase = choose_lowercase(vocab, lowercase, stated=stated[0], stated_by=stated[1], vocab=vocab)
     return BertTokenizer(vocabulary=vocab, lowercase=lowercase)
 
 
@@ -265,7 +274,7 @@ def main(argv=None):
     from keras_pretrain.optimizers import AdamW
 
     keras.utils.set_random_seed(args.seed)
-    family, backbone, tokenizer = load_pretrained(parser, args.source)
+    family, backbone, tokenizer = load_pretrained(parser, args.source, args.lowercase)
     if family not in FAMILIES:
         parser.error(f"--from: {args.source!r} holds a {family!r} model; fine-tuning supports {FAMILIES}")
     labels = sorted({r["label"] for r in rows})

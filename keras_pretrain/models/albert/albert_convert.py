@@ -22,7 +22,7 @@ from keras_pretrain.errors import ConfigError
 from keras_pretrain.layers.activations import HF_ACTIVATIONS
 from keras_pretrain.layers.activations import TF1_ACTIVATIONS
 from keras_pretrain.layers.activations import translate_activation
-from keras_pretrain.models.bert.bert_convert import guess_lowercase
+from keras_pretrain.casing import choose_lowercase
 from keras_pretrain.models.bert.bert_convert import hf_norm
 from keras_pretrain.models.bert.bert_convert import load_tf1_heads
 
@@ -168,7 +168,7 @@ def hf_config(folder):
     return backbone_config(read_json(path), path, HF_ACTIVATIONS)
 
 
-def convert_huggingface(folder, pretrainer=False):
+def convert_huggingface(folder, pretrainer=False, lowercase=None):
     """A local HF `AlbertModel` / `AlbertForPreTraining` folder -> ours.
 
     Returns `(model, tokenizer)`; the tokenizer comes from `spiece.model`
@@ -196,9 +196,10 @@ def convert_huggingface(folder, pretrainer=False):
         path = os.path.join(folder, "tokenizer_config.json")
         if os.path.exists(path):
             options = read_json(path)
-        tokenizer = sentencepiece_tokenizer(
-            spiece, options.get("do_lower_case", True), options.get("keep_accents", False)
+        lowercase = choose_lowercase(
+            spiece, lowercase, stated=options.get("do_lower_case"), stated_by=path, names=(folder,)
         )
+        tokenizer = sentencepiece_tokenizer(spiece, lowercase, options.get("keep_accents", False))
     return model, tokenizer
 
 
@@ -247,19 +248,26 @@ def sentencepiece_tokenizer(path, lowercase=True, keep_accents=False):
         ) from None
 
 
-def find_tokenizer(folder, lowercase=None):
-    """SentencePiece (`30k-clean.model`) or WordPiece (`vocab_chinese.txt`, `vocab.txt`)."""
+def find_tokenizer(folder, lowercase=None, source=None):
+    """SentencePiece (`30k-clean.model`) or WordPiece (`vocab_chinese.txt`, `vocab.txt`).
+
+    Casing: `lowercase`, else the release name of `source` / `folder`, else
+    uncased: every published ALBERT (v1, v2 and zh) is.
+    """
     from keras_pretrain.models.bert.bert_tokenizer import BertTokenizer
 
     models = find_files(folder, *SENTENCEPIECE_NAMES) or find_files(folder, "*.model")
+    vocabs = [] if models else find_files(folder, *WORDPIECE_NAMES)
+    if not models and not vocabs:
+        return None
+    path = (models or vocabs)[0]
+    lowercase = choose_lowercase(
+        path, lowercase, names=(source, folder), default=True,
+        default_reason="the published ALBERT models (v1, v2, zh) are all uncased",
+    )
     if models:
-        return sentencepiece_tokenizer(models[0], True if lowercase is None else lowercase)
-    vocabs = find_files(folder, *WORDPIECE_NAMES)
-    if vocabs:
-        if lowercase is None:
-            lowercase = guess_lowercase(vocabs[0])
-        return BertTokenizer(vocabulary=vocabs[0], lowercase=lowercase)
-    return None
+        return sentencepiece_tokenizer(path, lowercase)
+    return BertTokenizer(vocabulary=path, lowercase=lowercase)
 
 
 def _load_folder(folder, pretrainer, lowercase, source):
@@ -287,7 +295,7 @@ def _load_folder(folder, pretrainer, lowercase, source):
         model = backbone
         load_tf1_backbone(backbone, loader)
     loader.finish()
-    return model, find_tokenizer(folder, lowercase)
+    return model, find_tokenizer(folder, lowercase, source)
 
 
 def load_albert(path, pretrainer=False, lowercase=None, extract_to=None):
@@ -301,8 +309,9 @@ def load_albert(path, pretrainer=False, lowercase=None, extract_to=None):
             `vocab_chinese.txt` or `vocab.txt`) may be anywhere inside.
         pretrainer: bool. Also load the MLM and SOP heads and return an
             `AlbertPretrainer` instead of the bare `AlbertBackbone`.
-        lowercase: None for the published default (SentencePiece: True;
-            WordPiece: guessed from the vocabulary).
+        lowercase: the tokenizer's casing; None: from the archive or
+            folder name (`uncased`, `cased`, `_zh`), else True, as every
+            published ALBERT. The choice is printed.
         extract_to: folder to extract an archive into (default: a temporary
             folder removed afterwards; the tokenizer keeps its vocabulary in
             memory).

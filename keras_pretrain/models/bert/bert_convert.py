@@ -2,6 +2,9 @@
 
 import os
 
+from keras_pretrain.casing import choose_lowercase
+from keras_pretrain.casing import guess_lowercase  # noqa: F401 - re-exported
+
 from keras_pretrain.checkpoints.blocks import load_dense
 from keras_pretrain.checkpoints.blocks import load_layer_norm
 from keras_pretrain.checkpoints.blocks import load_masked_lm_head
@@ -169,20 +172,12 @@ def tf1_config(path):
 # --- Entry points (registered in keras_pretrain.convert) --------------------
 
 
-def guess_lowercase(vocab_path):
-    """Uncased vocabularies hold no upper-case word pieces."""
-    with open(vocab_path, encoding="utf-8") as f:
-        for line in f:
-            token = line.strip()
-            if token.startswith("[") and token.endswith("]"):
-                continue
-            if token != token.lower():
-                return False
-    return True
+def hf_tokenizer(folder, lowercase=None):
+    """Our `BertTokenizer` from `vocab.txt` + `tokenizer_config.json`.
 
-
-def hf_tokenizer(folder):
-    """Our `BertTokenizer` from `vocab.txt` + `tokenizer_config.json`."""
+    Casing: `lowercase`, else `do_lower_case` of `tokenizer_config.json`, else
+    the folder's name, else a guess from the vocabulary (`keras_pretrain.casing`).
+    """
     from keras_pretrain.models.bert.bert_tokenizer import BertTokenizer
 
     vocab = find_file(folder, "vocab.txt")
@@ -192,7 +187,10 @@ def hf_tokenizer(folder):
     path = os.path.join(folder, "tokenizer_config.json")
     if os.path.exists(path):
         options = read_json(path)
-    lowercase = options.get("do_lower_case", True)
+    lowercase = choose_lowercase(
+        vocab, lowercase, stated=options.get("do_lower_case"), stated_by=path,
+        names=(folder,), vocab=vocab,
+    )
     return BertTokenizer(
         vocabulary=vocab,
         lowercase=lowercase,
@@ -200,7 +198,7 @@ def hf_tokenizer(folder):
     )
 
 
-def convert_huggingface(folder, pretrainer=False):
+def convert_huggingface(folder, pretrainer=False, lowercase=None):
     from keras_pretrain.checkpoints.huggingface import hf_loader
     from keras_pretrain.models.bert.bert_backbone import BertBackbone
     from keras_pretrain.models.bert.bert_pretrainer import BertPretrainer
@@ -215,7 +213,7 @@ def convert_huggingface(folder, pretrainer=False):
         model = backbone
         load_hf_backbone(backbone, loader)
     loader.finish()
-    return model, hf_tokenizer(folder)
+    return model, hf_tokenizer(folder, lowercase)
 
 
 def convert_tf1(path, pretrainer=False, lowercase=None):
@@ -224,8 +222,11 @@ def convert_tf1(path, pretrainer=False, lowercase=None):
     Args:
         path: the folder (or the checkpoint prefix inside it).
         pretrainer: also load the MLM and NSP heads (returns `BertPretrainer`).
-        lowercase: None guesses from the vocabulary (uncased vocabularies hold
-            no upper-case pieces).
+        lowercase: the casing of the vocabulary; None: from Google's release
+            name of the folder (`uncased_L-12_H-768_A-12`, `cased_...`,
+            `chinese_...`), else guessed from the vocabulary (uncased ones
+            hold no upper-case pieces; `[unused0]`, `<S>` are ignored). The
+            choice is printed.
     """
     from keras_pretrain.checkpoints.tf1 import OPTIMIZER_PATTERNS
     from keras_pretrain.checkpoints.tf1 import find_checkpoint_prefix
@@ -254,7 +255,6 @@ def convert_tf1(path, pretrainer=False, lowercase=None):
     vocab = find_file(folder, "vocab.txt")
     tokenizer = None
     if vocab is not None:
-        if lowercase is None:
-            lowercase = guess_lowercase(vocab)
+        lowercase = choose_lowercase(vocab, lowercase, names=(folder,), vocab=vocab)
         tokenizer = BertTokenizer(vocabulary=vocab, lowercase=lowercase)
     return model, tokenizer

@@ -65,7 +65,7 @@ def load_hf_pretrainer(pretrainer, loader, model_prefix="distilbert."):
     )
 
 
-def convert_huggingface(folder, pretrainer=False):
+def convert_huggingface(folder, pretrainer=False, lowercase=None):
     """A Hugging Face DistilBERT folder -> `DistilBertPretrainer` or `DistilBertBackbone`."""
     from keras_pretrain.checkpoints.huggingface import hf_loader
     from keras_pretrain.models.distil_bert.distil_bert_backbone import DistilBertBackbone
@@ -82,4 +82,4 @@ def convert_huggingface(folder, pretrainer=False):
         model = backbone
         load_hf_backbone(backbone, loader)
     loader.finish()
-    return model, hf_tokenizer(folder)
+    return model, hf_tokenizer(folder, lowercase)

@@ -31,7 +31,7 @@ def load_hf_pretrainer(pretrainer, loader, model_prefix="ernie."):
                       p + "embeddings.task_type_embeddings.weight")
 
 
-def convert_huggingface(folder, pretrainer=False):
+def convert_huggingface(folder, pretrainer=False, lowercase=None):
     """A Hugging Face ERNIE folder -> `ErniePretrainer` or `ErnieBackbone`.
 
     With `pretrainer=True` the next-sentence head is loaded when the folder
@@ -57,5 +57,5 @@ def convert_huggingface(folder, pretrainer=False):
         model = backbone
         load_hf_backbone(backbone, loader)
     loader.finish()
-    return model, bert_convert.hf_tokenizer(folder)
+    return model, bert_convert.hf_tokenizer(folder, lowercase)
 

@@ -2,6 +2,7 @@
 
 import os
 
+from keras_pretrain.casing import choose_lowercase
 from keras_pretrain.checkpoints.blocks import load_dense
 from keras_pretrain.checkpoints.blocks import load_layer_norm
 from keras_pretrain.checkpoints.huggingface import read_json
@@ -87,7 +88,7 @@ def hf_config(folder):
     return backbone_config(read_json(path), path)
 
 
-def hf_tokenizer(folder):
+def hf_tokenizer(folder, lowercase=None):
     """Our `XLNetTokenizer` from `spiece.model` (+ `tokenizer_config.json`), or None."""
     from keras_pretrain.models.xlnet.xlnet_tokenizer import XLNetTokenizer
 
@@ -98,10 +99,14 @@ def hf_tokenizer(folder):
     config_path = os.path.join(folder, "tokenizer_config.json")
     if os.path.exists(config_path):
         options = read_json(config_path)
-    return XLNetTokenizer(proto=path, lowercase=options.get("do_lower_case", False))
+    lowercase = choose_lowercase(
+        path, lowercase, stated=options.get("do_lower_case"), stated_by=config_path,
+        names=(folder,), default=False,
+    )
+    return XLNetTokenizer(proto=path, lowercase=lowercase)
 
 
-def convert_huggingface(folder, pretrainer=False):
+def convert_huggingface(folder, pretrainer=False, lowercase=None):
     """A local HF XLNet folder -> `XLNetBackbone` (or `XLNetPretrainer`), tokenizer."""
     from keras_pretrain.checkpoints.huggingface import hf_loader
     from keras_pretrain.models.xlnet.xlnet_backbone import XLNetBackbone
@@ -117,4 +122,4 @@ def convert_huggingface(folder, pretrainer=False):
         model = backbone
         load_hf_backbone(backbone, loader)
     loader.finish()
-    return model, hf_tokenizer(folder)
+    return model, hf_tokenizer(folder, lowercase)
