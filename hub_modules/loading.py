@@ -261,8 +261,8 @@ def load_tokenizer(path, lowercase=None):
     `lowercase` (None: as saved) replaces the casing of a WordPiece or
     SentencePiece tokenizer (`keras_pretrain.casing.with_lowercase`).
     """
-    from keras_pretrain.casing import with_lowercase
     from hub_modules.exporting import read_tokenizer
+    from keras_pretrain.casing import with_lowercase
 
     path, metadata = read_metadata(path)
     folder = os.path.join(path, "tokenizer")

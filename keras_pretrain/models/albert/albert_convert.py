@@ -10,6 +10,7 @@ import glob
 import os
 import tempfile
 
+from keras_pretrain.casing import choose_lowercase
 from keras_pretrain.checkpoints.blocks import load_dense
 from keras_pretrain.checkpoints.blocks import load_layer_norm
 from keras_pretrain.checkpoints.blocks import load_masked_lm_head
@@ -22,7 +23,6 @@ from keras_pretrain.errors import ConfigError
 from keras_pretrain.layers.activations import HF_ACTIVATIONS
 from keras_pretrain.layers.activations import TF1_ACTIVATIONS
 from keras_pretrain.layers.activations import translate_activation
-from keras_pretrain.casing import choose_lowercase
 from keras_pretrain.models.bert.bert_convert import hf_norm
 from keras_pretrain.models.bert.bert_convert import load_tf1_heads
 

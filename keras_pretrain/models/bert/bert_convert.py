@@ -4,7 +4,6 @@ import os
 
 from keras_pretrain.casing import choose_lowercase
 from keras_pretrain.casing import guess_lowercase  # noqa: F401 - re-exported
-
 from keras_pretrain.checkpoints.blocks import load_dense
 from keras_pretrain.checkpoints.blocks import load_layer_norm
 from keras_pretrain.checkpoints.blocks import load_masked_lm_head
