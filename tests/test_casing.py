@@ -174,3 +174,15 @@ def test_finetune_run_folder_casing(tmp_path, capsys):
     assert run_tokenizer(None, str(tmp_path), "bert", None, stated).bert_lowercase is False
     assert "do_lower_case=False in run.json" in capsys.readouterr().err
     assert run_tokenizer(None, str(tmp_path), "bert", True, stated).bert_lowercase is True
+
+
+def test_with_lowercase_sentencepiece(tmp_path):
+    from keras_pretrain.models.albert import AlbertTokenizer
+    from tests.models.albert.fixtures import train_sentencepiece
+
+    path = str(tmp_path / "30k-clean.model")
+    train_sentencepiece(path)
+    uncased = AlbertTokenizer(path)
+    cased = casing.with_lowercase(uncased, False)
+    assert cased.lowercase is False and cased.proto == uncased.proto
+    assert ids(cased, "THE fox") != ids(uncased, "THE fox")
