@@ -167,7 +167,8 @@ def test_best_and_ambiguous(albert_model, bert_arrays, tmp_path):
 
 
 def test_glob_characters_in_names(bert_arrays, albert_model, tmp_path):
-    folder = bert_run(bert_arrays, str(tmp_path / GLOB_NAME), [20, 100])
+    folder = bert_run(bert_arrays, str(tmp_path / GLOB_NAME), [100, 20])
+    assert load_bert(folder) == 20  # the state file, read from a folder named with [ ] * ?
     os.remove(os.path.join(folder, "checkpoint"))
     assert load_bert(folder) == 100
     assert load_bert(os.path.join(folder, "model.ckpt-20")) == 20
