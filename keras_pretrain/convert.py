@@ -78,7 +78,13 @@ def from_huggingface(path, pretrainer=False, lowercase=None):
 
 
 def from_tf1_checkpoint(path, family="bert", pretrainer=False, **kwargs):
-    """Loads an original TF1 checkpoint folder (Google layout) of `family`.
+    """Loads an original TF1 checkpoint (Google layout) of `family`.
+
+    `path`: a folder, an explicit checkpoint prefix (`.../model.ckpt-1000`,
+    loaded exactly) or a released archive (`.zip`, `.tar.gz`). In a folder
+    with several checkpoints the one the `checkpoint` state file names is
+    loaded, else the highest global step, else `*-best`; the choice is
+    printed (`keras_pretrain.checkpoints.tf1.tf1_checkpoint`).
 
     `lowercase=` (None: from the release name, else guessed / the published
     default, printed) sets the tokenizer's casing; see `keras_pretrain.casing`.
@@ -88,7 +94,4 @@ def from_tf1_checkpoint(path, family="bert", pretrainer=False, **kwargs):
             f"No TF1 checkpoint converter for family {family!r}; "
             f"supported: {sorted(TF1_CONVERTERS)}."
         )
-    path = os.fspath(path)
-    if not os.path.exists(path) and not os.path.exists(path + ".index"):
-        raise CheckpointFormatError(f"{path}: no such file or folder.")
     return _resolve(TF1_CONVERTERS[family])(path, pretrainer=pretrainer, **kwargs)

@@ -1,33 +1,50 @@
-"""Safe extraction of (untrusted) tar archives of published checkpoints.
+"""Safe extraction of (untrusted) archives of published checkpoints.
 
+Tar archives (any compression: ALBERT's `albert_base_v2.tar.gz`) and zip files
+(Google's BERT releases: `uncased_L-12_H-768_A-12.zip`).
 `safe_extract(archive, folder)` checks every member before writing anything:
 no absolute paths, no `..` components, no symbolic or hard links that point
-outside the folder, no device files or FIFOs. A truncated or corrupt archive
-(gzip stream cut short, bad header, CRC error) raises `CheckpointFormatError`
-naming the file, never a bare `EOFError` / `tarfile.ReadError`.
+outside the folder (zip files: no symbolic links at all, which Python's
+zipfile would write as plain files), no device files or FIFOs. A truncated or
+corrupt archive (gzip stream cut short, bad header, CRC error) raises
+`CheckpointFormatError` naming the file, never a bare `EOFError` /
+`tarfile.ReadError` / `zipfile.BadZipFile`.
 """
 
 import gzip
 import os
+import stat
 import tarfile
+import zipfile
 import zlib
 
 from keras_pretrain.errors import CheckpointFormatError
 
 # Errors the tarfile / gzip / bz2 / lzma readers raise on damaged input.
-_READ_ERRORS = (tarfile.TarError, EOFError, zlib.error, gzip.BadGzipFile, OSError)
+_READ_ERRORS = (tarfile.TarError, zipfile.BadZipFile, EOFError, zlib.error, gzip.BadGzipFile, OSError)
+
+
+def is_zip(path):
+    """Whether `path` names a zip archive (by name, or by content)."""
+    path = os.fspath(path)
+    if path.lower().endswith(".zip"):
+        return True
+    try:
+        return zipfile.is_zipfile(path)
+    except _READ_ERRORS:
+        return False
 
 
 def is_archive(path):
-    """Whether `path` is a file that looks like a tar archive (any compression)."""
+    """Whether `path` is a file that looks like a tar (any compression) or zip archive."""
     path = os.fspath(path)
     if not os.path.isfile(path):
         return False
     name = path.lower()
-    if name.endswith((".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz")):
+    if name.endswith((".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".zip")):
         return True
     try:
-        return tarfile.is_tarfile(path)
+        return tarfile.is_tarfile(path) or zipfile.is_zipfile(path)
     except _READ_ERRORS:
         return False
 
@@ -38,10 +55,7 @@ def _inside(folder, path):
     return os.path.commonpath([folder, path]) == folder
 
 
-def check_member(member, folder, archive):
-    """Raises `CheckpointFormatError` if extracting `member` would be unsafe."""
-    name = member.name
-    where = f"{archive}: member {name!r}"
+def _check_path(name, folder, where):
     if name.startswith(("/", "\\")) or os.path.isabs(name) or (len(name) > 1 and name[1] == ":"):
         raise CheckpointFormatError(f"{where} has an absolute path; refusing to extract.")
     parts = name.replace("\\", "/").split("/")
@@ -50,6 +64,14 @@ def check_member(member, folder, archive):
     target = os.path.join(folder, name)
     if not _inside(folder, target):
         raise CheckpointFormatError(f"{where} would be written outside the folder.")
+    return target
+
+
+def check_member(member, folder, archive):
+    """Raises `CheckpointFormatError` if extracting `member` would be unsafe."""
+    name = member.name
+    where = f"{archive}: member {name!r}"
+    target = _check_path(name, folder, where)
     if member.issym():
         link = member.linkname
         resolved = os.path.join(os.path.dirname(target), link)
@@ -72,8 +94,36 @@ def check_member(member, folder, archive):
         )
 
 
+def check_zip_member(info, folder, archive):
+    """Raises `CheckpointFormatError` if extracting the zip member `info` would be unsafe."""
+    where = f"{archive}: member {info.filename!r}"
+    _check_path(info.filename, folder, where)
+    mode = info.external_attr >> 16  # Unix mode, when the zip was written on Unix
+    if stat.S_ISLNK(mode):
+        raise CheckpointFormatError(
+            f"{where} is a symbolic link; a checkpoint zip holds only files and folders."
+        )
+    if stat.S_IFMT(mode) and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        raise CheckpointFormatError(
+            f"{where} is a device file or FIFO; a checkpoint archive holds only "
+            "files and folders."
+        )
+
+
+def _extract_zip(archive, folder):
+    with zipfile.ZipFile(archive) as zf:
+        members = zf.infolist()  # reads the central directory: finds truncation
+        if not members:
+            raise CheckpointFormatError(f"{archive}: the archive is empty.")
+        for info in members:
+            check_zip_member(info, folder, archive)
+        for info in members:
+            zf.extract(info, folder)  # CRC checked while reading
+    return [m.filename for m in members]
+
+
 def safe_extract(archive, folder):
-    """Extracts the tar archive `archive` into `folder`, checked.
+    """Extracts the tar or zip archive `archive` into `folder`, checked.
 
     Returns:
         The list of extracted member names.
@@ -83,6 +133,8 @@ def safe_extract(archive, folder):
         raise CheckpointFormatError(f"{archive}: no such archive file.")
     os.makedirs(folder, exist_ok=True)
     try:
+        if is_zip(archive):
+            return _extract_zip(archive, folder)
         with tarfile.open(archive, "r:*") as tar:
             members = tar.getmembers()  # reads every header: finds truncation
             if not members:

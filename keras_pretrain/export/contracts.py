@@ -15,7 +15,9 @@ backend), so both give the same numbers.
   token's (`<s>` / `[CLS]`) hidden state (both are pretrained without one).
 - `gpt`: `input_word_ids`, `input_mask` -> `logits` [B, T, V] (tied
   embeddings), `sequence_output`, `encoder_outputs`.
-- `xlnet`: `input_word_ids`, `input_mask`, `input_type_ids` (+ optional
+- `xlnet`: `input_word_ids`, `input_mask` (1 = real token, as TF-Hub's and
+  the preprocessor's; the original XLNet code's `input_mask` is 1 = padding,
+  so `XLNetBackbone` and the XLNet tasks refuse that name), `input_type_ids` (+ optional
   `mems` [B, L, M, H]) -> `sequence_output`, `default` (the last position,
   where XLNet inputs put `<cls>`), `mems` (the new memories [B, L, M', H]).
 - `elmo`: `char_ids` [B, W + 2, 50] with `<S>` / `</S>`

@@ -1,16 +1,40 @@
 """Preprocessor SavedModels (TF-Hub TF2 convention): strings in, encoder inputs out.
 
-`export_preprocessor(tokenizer, path, seq_length=128)` writes:
-`obj(strings)` -> `input_word_ids`, `input_mask`, `input_type_ids` (int32
-[B, seq_length]); `obj.tokenize(strings)` -> ragged ids [B, (tokens)];
-`obj.bert_pack_inputs([seg_a] or [seg_a, seg_b], seq_length=N)` -> the
-encoder inputs, the segments trimmed round-robin to fit; variables `cls_id`,
-`sep_id`, `pad_id`, `mask_id` (-1 when the vocabulary has none),
-`vocab_size`, `seq_length`; signatures `serving_default` (input `text`) and
-`pair` (`text_a`, `text_b`); endpoint `serve` (= `obj.__call__`) for
-`keras.layers.TFSMLayer`. Tokenization runs in-graph (tensorflow-text ops:
-load `tensorflow_text` before `tf.saved_model.load`, as for TF-Hub's own
-preprocessors).
+`export_preprocessor(tokenizer, path, seq_length=128)` writes the contract of
+TF-Hub's BERT preprocessors (`bert_en_uncased_preprocess`):
+
+- `obj(strings)` (also `obj(strings, training=...)`, as `hub.KerasLayer`
+  calls it) -> `input_word_ids`, `input_mask`, `input_type_ids` (int32
+  [B, seq_length]);
+- `obj.tokenize(strings)` -> int32 RaggedTensor [batch, (words), (pieces)]
+  (two ragged levels; `.merge_dims(-2, -1)` gives the flat ids of the
+  tokenizer);
+- `obj.tokenize.get_special_tokens_dict()` -> `vocab_size`,
+  `start_of_sequence_id`, `end_of_segment_id`, `padding_id`, `mask_id`
+  (int32 scalars; an entry is left out when the vocabulary has no such
+  token, as TF-Hub's);
+- `obj.bert_pack_inputs([seg_a] or [seg_a, seg_b], seq_length=N)` -> the
+  encoder inputs, the segments trimmed round-robin to fit; each segment
+  [batch, (words), (pieces)] as `tokenize` returns it, or [batch, (pieces)];
+- variables `cls_id`, `sep_id`, `pad_id`, `mask_id` (-1 when the vocabulary
+  has none), `vocab_size`, `seq_length`; signatures `serving_default` (input
+  `text`) and `pair` (`text_a`, `text_b`); endpoint `serve` (= `obj.__call__`)
+  for `keras.layers.TFSMLayer`.
+
+Tokenization runs in-graph (tensorflow-text ops: load `tensorflow_text` before
+`tf.saved_model.load`, as for TF-Hub's own preprocessors).
+
+The words level: WordPiece (BERT, ERNIE, DistilBERT, ALBERT zh) has the words
+of BERT's basic tokenizer, as TF-Hub's BERT preprocessors (a word = a piece
+without the `##` prefix and the `##` pieces after it). SentencePiece (ALBERT
+v2, XLNet) and byte-level BPE (RoBERTa) have no words in TF-Hub (TF-Hub's
+`albert_en_preprocess` returns [batch, (pieces)]); here a word is a
+whitespace-separated word: a piece starting with the space marker (`▁`; for
+BPE `Ġ` or another whitespace byte) starts a new word, as does each row's first
+piece. The grouping is read off the pieces the tokenizer produces for the
+whole text, so the flat ids never change. Start/end ids: `[CLS]` / `[SEP]`
+(ALBERT too), RoBERTa `<s>` / `</s>`, XLNet `<cls>` / `<sep>` (XLNet puts
+`<cls>` last; see below).
 
 The packing follows the tokenizer's family (`bert_pack_inputs` keeps TF-Hub's
 name for all of them):
@@ -104,6 +128,57 @@ def _pad_left(tf, ragged, length, value):
     return tf.gather(right, index, batch_dims=1)
 
 
+# Space markers of SentencePiece and of the byte-level BPE (GPT-2 / RoBERTa's
+# byte-to-unicode map: space, tab, newline, carriage return, form feed, vertical tab).
+SENTENCEPIECE_SPACE = "\u2581"
+BPE_SPACES = tuple(chr(256 + b) for b in range(33) if chr(b).isspace()) + ("\u0120",)
+
+
+def word_starts(tokenizer):
+    """Per vocabulary id: whether the piece begins a word (see the module docstring)."""
+    import keras_hub
+    import numpy as np
+
+    vocabulary = tokenizer.get_vocabulary()
+    if isinstance(tokenizer, keras_hub.tokenizers.WordPieceTokenizer):
+        suffix = getattr(tokenizer, "suffix_indicator", "##")
+        starts = [not piece.startswith(suffix) for piece in vocabulary]
+    elif isinstance(tokenizer, keras_hub.tokenizers.SentencePieceTokenizer):
+        starts = [piece.startswith(SENTENCEPIECE_SPACE) for piece in vocabulary]
+    elif isinstance(tokenizer, keras_hub.tokenizers.BytePairTokenizer):
+        starts = [piece.startswith(BPE_SPACES) for piece in vocabulary]
+    else:
+        raise ExportError(
+            f"{type(tokenizer).__name__}: no words level known (WordPiece, SentencePiece or "
+            "byte-level BPE tokenizers only)."
+        )
+    return np.asarray(starts, bool)
+
+
+def group_words(tf, pieces, starts):
+    """[B, (pieces)] ids -> [B, (words), (pieces)], a word at each start piece."""
+    ids = pieces.flat_values
+    row_starts = tf.gather(pieces.row_starts(), pieces.value_rowids())
+    first = tf.range(tf.shape(ids, out_type=tf.int64)[0]) == row_starts
+    begins = tf.logical_or(tf.gather(starts, ids), first)
+    word_of_piece = tf.cumsum(tf.cast(begins, tf.int64)) - 1
+    words = tf.RaggedTensor.from_value_rowids(
+        ids, word_of_piece, nrows=tf.reduce_sum(tf.cast(begins, tf.int64)), validate=False
+    )
+    words_per_row = tf.math.unsorted_segment_sum(
+        tf.cast(begins, tf.int64), pieces.value_rowids(), pieces.nrows()
+    )
+    return tf.RaggedTensor.from_row_lengths(words, words_per_row, validate=False)
+
+
+def special_tokens_dict(ids, vocab_size):
+    """TF-Hub's `get_special_tokens_dict()` keys (missing tokens left out)."""
+    names = {"start_of_sequence_id": "cls", "end_of_segment_id": "sep", "padding_id": "pad", "mask_id": "mask"}
+    result = {"vocab_size": int(vocab_size)}
+    result.update({key: ids[name] for key, name in names.items() if ids[name] >= 0})
+    return result
+
+
 def pack(tf, packing, segments, length, ids):
     """Encoder inputs from ragged id segments (see the module docstring)."""
     import tensorflow_text as tf_text
@@ -181,7 +256,10 @@ def export_preprocessor(tokenizer, path, seq_length=128, packing=None):
     root.seq_length = tf.Variable(seq_length, trainable=False, name="seq_length")
     strings = tf.TensorSpec([None], tf.string)
     ragged = tf.RaggedTensorSpec([None, None], tf.int32)
+    ragged_words = tf.RaggedTensorSpec([None, None, None], tf.int32, ragged_rank=2)
     length = tf.TensorSpec([], tf.int32)
+    starts = tf.constant(word_starts(tokenizer))
+    special = special_tokens_dict(ids, tokenizer.vocabulary_size())
 
     def tokenize_fn(texts):
         result = tokenizer(texts)
@@ -198,8 +276,7 @@ def export_preprocessor(tokenizer, path, seq_length=128, packing=None):
         # Tokenizing and packing are traced once each (tokenizer graphs,
         # byte-level BPE above all, are slow to trace); every endpoint calls
         # these graphs.
-        tokenize = tf_function(tokenize_fn, input_signature=[strings])
-        tokenize_graph = tokenize.get_concrete_function()
+        tokenize_graph = tf_function(tokenize_fn, input_signature=[strings]).get_concrete_function()
         pack_function = tf_function(
             lambda segments, length: pack(tf, packing, list(segments), length, ids)
         )
@@ -210,16 +287,30 @@ def export_preprocessor(tokenizer, path, seq_length=128, packing=None):
         def packed(segments, seq_length=None):
             if seq_length is None:
                 seq_length = tf.constant(default_length, tf.int32)
+            segments = [s.merge_dims(-2, -1) if s.ragged_rank > 1 else s for s in segments]
             return pack_graphs[len(segments)](list(segments), seq_length)
 
-        root.tokenize = tokenize
-        root.__call__ = tf_function(
-            lambda texts: packed([tokenize_graph(texts)]), input_signature=[strings]
+        # `tokenize` is an object, as in TF-Hub: called, and get_special_tokens_dict().
+        root.tokenize = tf.Module()
+        root.tokenize.__call__ = tf_function(
+            lambda texts: group_words(tf, tokenize_graph(texts), starts), input_signature=[strings]
         )
-        root.__call__.get_concrete_function()
-        root.serve = root.__call__  # `keras.layers.TFSMLayer`'s default endpoint
+        root.tokenize.get_special_tokens_dict = tf_function(
+            lambda: {k: tf.constant(v, tf.int32) for k, v in special.items()}, input_signature=[]
+        )
+
+        def call(texts, training=None):  # `training` changes nothing (no dropout here)
+            del training
+            return packed([tokenize_graph(texts)])
+
+        root.__call__ = tf_function(call)
+        for training in (None, False, True):
+            root.__call__.get_concrete_function(strings, training=training)
+        root.serve = tf_function(call, input_signature=[strings])  # `keras.layers.TFSMLayer`
         root.bert_pack_inputs = tf_function(packed)
-        for segments in ([ragged], [ragged, ragged]):
+        one_or_two = [[a] for a in (ragged, ragged_words)]
+        one_or_two += [[a, b] for a in (ragged, ragged_words) for b in (ragged, ragged_words)]
+        for segments in one_or_two:
             root.bert_pack_inputs.get_concrete_function(segments)  # default length
             root.bert_pack_inputs.get_concrete_function(segments, length)
         signatures = {

@@ -8,7 +8,6 @@ folders, TF1 hub modules) and Hugging Face `AlbertModel` /
 import fnmatch
 import glob
 import os
-import tempfile
 
 from keras_pretrain.casing import choose_lowercase
 from keras_pretrain.checkpoints.blocks import load_dense
@@ -217,7 +216,7 @@ def find_files(folder, *names):
     """Every file under `folder` (recursively) named one of `names`, by name order."""
     found = []
     for name in names:
-        found += sorted(glob.glob(os.path.join(folder, "**", name), recursive=True))
+        found += sorted(glob.glob(os.path.join(glob.escape(folder), "**", name), recursive=True))
     return [p for p in found if os.path.isfile(p)]
 
 
@@ -270,14 +269,12 @@ def find_tokenizer(folder, lowercase=None, source=None):
     return BertTokenizer(vocabulary=path, lowercase=lowercase)
 
 
-def _load_folder(folder, pretrainer, lowercase, source):
+def _load_folder(folder, prefix, pretrainer, lowercase, source):
     from keras_pretrain.checkpoints.tf1 import OPTIMIZER_PATTERNS
-    from keras_pretrain.checkpoints.tf1 import find_checkpoint_prefix
     from keras_pretrain.checkpoints.tf1 import tf1_loader
     from keras_pretrain.models.albert.albert_backbone import AlbertBackbone
     from keras_pretrain.models.albert.albert_pretrainer import AlbertPretrainer
 
-    prefix = find_checkpoint_prefix(folder, source)
     ignore = OPTIMIZER_PATTERNS + (() if pretrainer else ("cls/*",))
     loader = tf1_loader(prefix, ignore=ignore)
     check_not_albert_zh(loader.names, f"{source} ({os.path.relpath(prefix, folder)})")
@@ -302,11 +299,14 @@ def load_albert(path, pretrainer=False, lowercase=None, extract_to=None):
     """Loads a published ALBERT checkpoint (Google's TF1 format).
 
     Args:
-        path: an `albert_*_{v2,zh}.tar.gz` archive, the folder it extracts
-            to, a TF1 hub-module folder (`variables/`, `assets/`), or a
-            checkpoint prefix. `albert_config.json`, the checkpoint (found by
-            globbing `*.index`) and the vocabulary (`30k-clean.model`,
-            `vocab_chinese.txt` or `vocab.txt`) may be anywhere inside.
+        path: an `albert_*_{v2,zh}.tar.gz` archive (or a `.zip`), the folder
+            it extracts to, a TF1 hub-module folder (`variables/`, `assets/`),
+            or a checkpoint prefix (`.../model.ckpt-1000`, loaded exactly).
+            `albert_config.json` and the vocabulary (`30k-clean.model`,
+            `vocab_chinese.txt` or `vocab.txt`) may be anywhere inside; in a
+            folder with several checkpoints, the one the `checkpoint` state
+            file names, else the highest global step, else `*-best` (see
+            `keras_pretrain.checkpoints.tf1`; the choice is printed).
         pretrainer: bool. Also load the MLM and SOP heads and return an
             `AlbertPretrainer` instead of the bare `AlbertBackbone`.
         lowercase: the tokenizer's casing; None: from the archive or
@@ -324,26 +324,11 @@ def load_albert(path, pretrainer=False, lowercase=None, extract_to=None):
             checkpoint, missing or mismatched variables, community
             "albert_zh" layout. ConfigError: a bad `albert_config.json`.
     """
-    from keras_pretrain.checkpoints.archives import is_archive
-    from keras_pretrain.checkpoints.archives import safe_extract
+    from keras_pretrain.checkpoints.tf1 import tf1_checkpoint
 
     path = os.fspath(path)
-    if os.path.isdir(path):
-        return _load_folder(path, pretrainer, lowercase, path)
-    if os.path.isfile(path + ".index"):
-        return _load_folder(os.path.dirname(path) or ".", pretrainer, lowercase, path)
-    if os.path.isfile(path):
-        if not is_archive(path):
-            raise CheckpointFormatError(
-                f"{path}: not a tar archive, checkpoint folder or checkpoint prefix."
-            )
-        if extract_to is not None:
-            safe_extract(path, extract_to)
-            return _load_folder(extract_to, pretrainer, lowercase, path)
-        with tempfile.TemporaryDirectory(prefix="albert_") as tmp:
-            safe_extract(path, tmp)
-            return _load_folder(tmp, pretrainer, lowercase, path)
-    raise CheckpointFormatError(f"{path}: no such file or folder.")
+    with tf1_checkpoint(path, extract_to) as (folder, prefix):
+        return _load_folder(folder, prefix, pretrainer, lowercase, path)
 
 
 def convert_tf1(path, pretrainer=False, **kwargs):

@@ -215,31 +215,50 @@ def convert_huggingface(folder, pretrainer=False, lowercase=None):
     return model, hf_tokenizer(folder, lowercase)
 
 
-def convert_tf1(path, pretrainer=False, lowercase=None):
+def convert_tf1(path, pretrainer=False, lowercase=None, extract_to=None):
     """Original Google BERT: `bert_config.json`, `bert_model.ckpt.*`, `vocab.txt`.
 
     Args:
-        path: the folder (or the checkpoint prefix inside it).
+        path: the folder, a checkpoint prefix inside it (`.../model.ckpt-1000`,
+            loaded exactly), or a released archive (`uncased_L-12_H-768_A-12.zip`,
+            `.tar.gz`; extracted safely). In a folder with several checkpoints
+            (`run_pretraining.py` output), the one its `checkpoint` state file
+            names, else the highest global step, else `*-best` (see
+            `keras_pretrain.checkpoints.tf1`; the choice is printed).
         pretrainer: also load the MLM and NSP heads (returns `BertPretrainer`).
         lowercase: the casing of the vocabulary; None: from Google's release
             name of the folder (`uncased_L-12_H-768_A-12`, `cased_...`,
             `chinese_...`), else guessed from the vocabulary (uncased ones
             hold no upper-case pieces; `[unused0]`, `<S>` are ignored). The
             choice is printed.
+        extract_to: folder to extract an archive into (default: a temporary
+            folder removed afterwards).
     """
+    from keras_pretrain.checkpoints.tf1 import tf1_checkpoint
+
+    path = os.fspath(path)
+    with tf1_checkpoint(path, extract_to) as (root, prefix):
+        return _convert_tf1(root, prefix, pretrainer, lowercase, path)
+
+
+def _convert_tf1(root, prefix, pretrainer, lowercase, path):
     from keras_pretrain.checkpoints.tf1 import OPTIMIZER_PATTERNS
-    from keras_pretrain.checkpoints.tf1 import find_checkpoint_prefix
     from keras_pretrain.checkpoints.tf1 import tf1_loader
     from keras_pretrain.errors import CheckpointFormatError
     from keras_pretrain.models.bert.bert_backbone import BertBackbone
     from keras_pretrain.models.bert.bert_pretrainer import BertPretrainer
     from keras_pretrain.models.bert.bert_tokenizer import BertTokenizer
 
-    folder = path if os.path.isdir(path) else os.path.dirname(path)
-    prefix = find_checkpoint_prefix(folder) if os.path.isdir(path) else path
-    config_path = find_file(folder, "bert_config.json", "config.json")
+    # The files beside the checkpoint, else in the folder given.
+    folder = os.path.dirname(prefix)
+    config_path = find_file(folder, "bert_config.json", "config.json") or find_file(
+        root, "bert_config.json", "config.json"
+    )
     if config_path is None:
-        raise CheckpointFormatError(f"{folder}: no bert_config.json found.")
+        raise CheckpointFormatError(
+            f"{folder}: no bert_config.json found (run_pretraining.py output folders do not "
+            "hold it: copy the bert_config.json used for training beside the checkpoint)."
+        )
     backbone = BertBackbone(**tf1_config(config_path))
     ignore = OPTIMIZER_PATTERNS + (() if pretrainer else ("cls/*",))
     loader = tf1_loader(prefix, ignore=ignore)
@@ -251,9 +270,9 @@ def convert_tf1(path, pretrainer=False, lowercase=None):
         model = backbone
         load_tf1_backbone(backbone, loader)
     loader.finish()
-    vocab = find_file(folder, "vocab.txt")
+    vocab = find_file(folder, "vocab.txt") or find_file(root, "vocab.txt")
     tokenizer = None
     if vocab is not None:
-        lowercase = choose_lowercase(vocab, lowercase, names=(folder,), vocab=vocab)
+        lowercase = choose_lowercase(vocab, lowercase, names=(folder, path), vocab=vocab)
         tokenizer = BertTokenizer(vocabulary=vocab, lowercase=lowercase)
     return model, tokenizer

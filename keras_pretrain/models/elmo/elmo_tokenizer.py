@@ -19,7 +19,17 @@ Hence 261 character values in the original training config (`n_characters:
 count). A token becomes `[bow, bytes[:max_characters - 2], eow]` padded with
 the padding character to `max_characters` (50); the UTF-8 bytes are cut, not
 the characters (as the original). `<S>` is `[bow, bos, eow, pad...]` and
-`</S>` is `[bow, eos, eow, pad...]`. Padding tokens are all zeros.
+`</S>` is `[bow, eos, eow, pad...]`, also when the text itself holds the token
+`<S>` or `</S>` (bilm-tf's `Batcher` looks words up in its vocabulary, where
+these two carry the sentence-boundary patterns; AllenNLP's mapper does the
+same). Padding tokens are all zeros.
+
+Empty tokens: bilm-tf's `Batcher` takes lists of tokens and encodes an empty
+string like any word, as `[bow, eow, pad...]`; so do we for a ragged or list
+input. In a dense `(B, T)` string input the trailing `""` of a row are padding
+and every token up to the last non-empty one is kept, `""` included: the row
+`["", "c", "d", ""]` is the `Batcher`'s `["", "c", "d"]` (no real token is
+dropped, none moves).
 
 This file also holds the word splitter used to build ELMo's word vocabulary
 (`split_words`, Python only; the in-graph mapper splits on whitespace). TensorFlow is imported only by `ElmoCharacterMapper`.
@@ -42,6 +52,7 @@ PAD_CHAR = 261
 
 BOS_TOKEN = "<S>"
 EOS_TOKEN = "</S>"
+_SPECIAL_WORDS = {BOS_TOKEN.encode(): BOS_CHAR, EOS_TOKEN.encode(): EOS_CHAR}
 
 _WORD = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]|[^\W\u3400-\u9fff\uf900-\ufaff]+|[^\w\s]")
 
@@ -65,11 +76,12 @@ def _special(char, max_characters):
 def word_character_ids(word, max_characters=MAX_CHARACTERS):
     """The `max_characters` character ids of one word (str or bytes).
 
-    `"<S>"` and `"</S>"` map to the sentence-boundary patterns only when
-    passed as `BOS_TOKEN` / `EOS_TOKEN` through `character_ids(...,
-    add_sentence_boundaries=True)`; here they are plain words.
+    The words `"<S>"` and `"</S>"` get the sentence-boundary patterns, as in
+    bilm-tf's vocabulary lookup.
     """
     data = word.encode("utf-8", "ignore") if isinstance(word, str) else bytes(word)
+    if data in _SPECIAL_WORDS:
+        return _special(_SPECIAL_WORDS[data], max_characters)
     data = data[: max_characters - 2]
     ids = np.full((max_characters,), PAD_CHAR, "int32")
     ids[0] = BOW_CHAR
@@ -134,8 +146,9 @@ class ElmoCharacterMapper(PreprocessingLayer):
             (words truncated, boundaries kept); default: the longest row.
 
     Inputs: a `tf.RaggedTensor` of words (B, None); a dense string tensor
-    (B, T) where empty strings are padding; or a 1-D tensor of sentences,
-    split on whitespace (pre-tokenized text, as bilm-tf expects).
+    (B, T) whose trailing empty strings are padding (an empty string before a
+    real token is an empty token, see the module docstring); or a 1-D tensor
+    of sentences, split on whitespace (pre-tokenized text, as bilm-tf expects).
     Output: int32 (B, W, max_characters).
 
     Example:
@@ -168,9 +181,11 @@ class ElmoCharacterMapper(PreprocessingLayer):
             if inputs.shape.rank == 1:
                 inputs = tf.strings.split(inputs)
             else:
-                lengths = tf.reduce_sum(
-                    tf.cast(tf.strings.length(inputs) > 0, tf.int64), axis=1
-                )
+                # Up to the last non-empty token of each row (not the count
+                # of non-empty ones: an empty token inside the row is kept).
+                real = tf.cast(tf.strings.length(inputs) > 0, tf.int64)
+                kept = tf.math.cumsum(real, axis=1, reverse=True) > 0
+                lengths = tf.reduce_sum(tf.cast(kept, tf.int64), axis=1)
                 inputs = tf.RaggedTensor.from_tensor(inputs, lengths=lengths)
         words = inputs
         extra = 2 if self.add_sentence_boundaries else 0
@@ -189,6 +204,9 @@ class ElmoCharacterMapper(PreprocessingLayer):
         # End of word right after the last byte.
         eow = tf.one_hot(length + 1, n, dtype=tf.int32)
         ids = ids * (1 - eow) + EOW_CHAR * eow
+        # The words <S> and </S>: the sentence-boundary patterns (bilm-tf).
+        for word, char in _SPECIAL_WORDS.items():
+            ids = tf.where((flat == word)[:, tf.newaxis], _tf_special(char, n)[0], ids)
         ids = words.with_flat_values(ids)  # (B, None, n)
         if self.add_sentence_boundaries:
             batch = words.nrows()

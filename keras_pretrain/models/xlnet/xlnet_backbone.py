@@ -17,6 +17,57 @@ def _to_float(x):
     return None if x is None else ops.cast(x, "float32")
 
 
+def refuse_input_mask(inputs, where="XLNet"):
+    """Raises `ConfigError` when a dict of XLNet inputs holds `input_mask`.
+
+    The original XLNet code (`run_classifier.py`, `modeling.py`) writes
+    `input_mask` with 1 at PADDING positions; BERT and TF-Hub write 1 at real
+    tokens. Reading the name one way or the other would invert the attention
+    of half the users silently, so XLNet models take `padding_mask` (1 = real
+    token) only. (The exported module's `input_mask` follows TF-Hub, as its
+    preprocessor writes it: see `keras_pretrain.export.contracts`.)
+    """
+    import sys
+
+    from keras_pretrain.errors import ConfigError
+
+    tf = sys.modules.get("tensorflow")
+    if tf is not None and isinstance(inputs, tf.data.Dataset):
+        inputs = inputs.element_spec
+    if isinstance(inputs, tuple) and inputs:  # (x, y, ...)
+        inputs = inputs[0]
+    if isinstance(inputs, dict) and "input_mask" in inputs:
+        raise ConfigError(
+            f"{where}: the input 'input_mask' is refused: the original XLNet features mean 1 = "
+            "padding, BERT / TF-Hub features 1 = real token, and guessing would invert the "
+            "attention. Pass 'padding_mask' with 1 = real token: padding_mask = 1 - input_mask "
+            "for features written by the original XLNet scripts, padding_mask = input_mask for "
+            "BERT-style (TF-Hub) ones."
+        )
+
+
+class RefusesInputMask:
+    """Task mixin: `refuse_input_mask` before `fit` / `evaluate` / `predict` and
+    on every batch (checked before the data reaches a `tf.data` map, where
+    the error would come back wrapped in a TensorFlow `StagingError`)."""
+
+    def preprocess_samples(self, x, y=None, sample_weight=None):
+        refuse_input_mask(x, type(self).__name__)
+        return super().preprocess_samples(x, y, sample_weight)
+
+    def fit(self, x=None, y=None, *args, **kwargs):
+        refuse_input_mask(x, type(self).__name__)
+        return super().fit(x, y, *args, **kwargs)
+
+    def evaluate(self, x=None, y=None, *args, **kwargs):
+        refuse_input_mask(x, type(self).__name__)
+        return super().evaluate(x, y, *args, **kwargs)
+
+    def predict(self, x, *args, **kwargs):
+        refuse_input_mask(x, type(self).__name__)
+        return super().predict(x, *args, **kwargs)
+
+
 @keras.saving.register_keras_serializable(package="keras_pretrain")
 class XLNetBackbone(SubclassedBackbone):
     """The XLNet network (Yang et al., 2019) with Transformer-XL recurrence.
@@ -53,8 +104,11 @@ class XLNetBackbone(SubclassedBackbone):
         hidden_dim: int (`d_model`).
         intermediate_dim: int (`d_inner`).
         dropout: float, on embeddings, attention, feed-forward and outputs.
-        activation: str, feed-forward activation ("gelu" = exact erf form, as
-            the published models and `transformers`' "gelu").
+        activation: str, feed-forward activation. "gelu" is the exact erf
+            form (`transformers`' XLNet "gelu", hence the default, for parity
+            with the Hugging Face ports); the original XLNet TF code computes
+            the tanh approximation ("gelu_approximate" here), as Google's BERT
+            and OpenAI's GPT code do.
         layer_norm_epsilon: float (1e-12 in XLNet).
         initializer_range: float, stddev of the normal initializers.
         attn_type: "bi" (bidirectional, XLNet) or "uni" (causal, Transformer-XL).
@@ -72,7 +126,9 @@ class XLNetBackbone(SubclassedBackbone):
         dtype: Keras dtype policy.
 
     Inputs: dict with `token_ids`, `segment_ids`, `padding_mask` (int
-    `(B, T)`, padding_mask 1 = real token) and optionally `perm_mask`
+    `(B, T)`, padding_mask 1 = real token; a dict holding `input_mask`, 1 =
+    padding in the original XLNet features, is refused with a `ConfigError`:
+    see `refuse_input_mask`) and optionally `perm_mask`
     (`(B, T, T)`, 1 = token i cannot attend to token j), `target_mapping`
     (`(B, P, T)`, 1 = the k-th prediction is at position i), `mems` (list of
     `(B, M, H)`) and `memory_mask` (`(B, M)`, 1 = the slot may be attended to;
@@ -244,6 +300,7 @@ class XLNetBackbone(SubclassedBackbone):
         return ops.stop_gradient(new)
 
     def call(self, inputs, training=None):
+        refuse_input_mask(inputs, type(self).__name__)
         token_ids = inputs["token_ids"]
         segment_ids = inputs["segment_ids"]
         padding_mask = inputs["padding_mask"]

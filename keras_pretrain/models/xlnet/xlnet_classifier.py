@@ -5,12 +5,13 @@ import keras
 from keras_pretrain.losses import classification_loss
 from keras_pretrain.models.bert.bert_pretrainer import encoder_inputs
 from keras_pretrain.models.task import Task
+from keras_pretrain.models.xlnet.xlnet_backbone import RefusesInputMask
 from keras_pretrain.models.xlnet.xlnet_layers import xlnet_kernel_initializer
 from keras_pretrain.optimizers import AdamW
 
 
 @keras.saving.register_keras_serializable(package="keras_pretrain")
-class XLNetClassifier(Task):
+class XLNetClassifier(RefusesInputMask, Task):
     """Classifies one sequence or a pair from the state of the last token.
 
     As `transformers`' `XLNetForSequenceClassification` with its defaults

@@ -10,6 +10,7 @@ from keras_pretrain.models.bert.bert_pretrainer import TOKEN_IDS
 from keras_pretrain.models.task import SubclassedTask
 from keras_pretrain.models.task import feature
 from keras_pretrain.models.task import ones_like
+from keras_pretrain.models.xlnet.xlnet_backbone import RefusesInputMask
 from keras_pretrain.optimizers import AdamW
 
 # Aliases of the PLM features (ours, the original XLNet TFRecords, transformers' collator).
@@ -48,7 +49,7 @@ class XLNetLMHead(keras.layers.Layer):
 
 
 @keras.saving.register_keras_serializable(package="keras_pretrain")
-class XLNetPretrainer(SubclassedTask):
+class XLNetPretrainer(RefusesInputMask, SubclassedTask):
     """Permutation LM on an `XLNetBackbone`, trained with `fit`, with memories.
 
     The query stream at the `P` target positions goes through the tied output
@@ -79,7 +80,8 @@ class XLNetPretrainer(SubclassedTask):
     Inputs: dict with `token_ids`, `segment_ids`, `padding_mask`, `perm_mask`
     `(B, T, T)`, `target_mapping` `(B, P, T)`. Outputs: dict with `plm`
     logits `(B, P, V)`. `fit()` accepts datasets of PLM feature dicts
-    (`token_ids`/`input_ids`, `segment_ids`, `padding_mask`/`input_mask`,
+    (`token_ids`/`input_ids`, `segment_ids`, `padding_mask` (1 = real token;
+    `input_mask` is refused: 1 = padding in the original XLNet code),
     `perm_mask`, `target_mapping`, `target_ids`, `target_weights`).
 
     Why subclassed: the memory update inside `call` (see above).

@@ -87,6 +87,40 @@ def test_classifier_fit_and_round_trip(tmp_path):
     run_task_test(classifier, {**data, "labels": labels}, tmp_path, predict_data=data)
 
 
+def test_input_mask_is_refused_everywhere():
+    """The original XLNet `input_mask` is 1 at padding: never read as our 1-at-real mask."""
+    from keras_pretrain.errors import ConfigError
+
+    backbone = tiny_backbone(mem_len=None)
+    classifier = XLNetClassifier(backbone, num_classes=2)
+    data = random_encoder_inputs(2, 8, VOCAB, seed=3)
+    data["padding_mask"] = np.array([[0, 0, 1, 1, 1, 1, 1, 1], [1] * 8], "int32")
+    original = {"input_ids": data["token_ids"], "segment_ids": data["segment_ids"],
+                "input_mask": 1 - data["padding_mask"], "label_ids": np.array([0, 1])}
+    message = "the input 'input_mask' is refused.*padding_mask = 1 - input_mask"
+    with pytest.raises(ConfigError, match="XLNetClassifier: " + message):
+        classifier.fit({**original, "labels": np.array([0, 1])}, epochs=1, verbose=0)
+    with pytest.raises(ConfigError, match="XLNetClassifier: " + message):
+        classifier.fit({k: original[k] for k in ("input_ids", "segment_ids", "input_mask")}, np.array([0, 1]),
+                       verbose=0)
+    with pytest.raises(ConfigError, match="XLNetClassifier: " + message):
+        classifier.predict({**data, "input_mask": data["padding_mask"]}, verbose=0)
+    with pytest.raises(ConfigError, match="XLNetBackbone: " + message):
+        backbone({**data, "input_mask": data["padding_mask"]})
+    _, dataset = stream_dataset(seed=3)
+    pretrainer = XLNetPretrainer(tiny_backbone())
+    renamed = dataset.take(1).map(lambda f: {("input_mask" if k == "padding_mask" else k): v for k, v in f.items()})
+    with pytest.raises(ConfigError, match="XLNetPretrainer: " + message):
+        pretrainer.fit(renamed, epochs=1, verbose=0)
+    # The mask the error asks for gives the outputs of `padding_mask`.
+    converted = {"token_ids": original["input_ids"], "segment_ids": original["segment_ids"],
+                 "padding_mask": 1 - original["input_mask"]}
+    np.testing.assert_allclose(to_numpy(backbone(converted)["sequence_output"]),
+                               to_numpy(backbone(data)["sequence_output"]), atol=1e-6)
+    assert np.abs(to_numpy(backbone({**data, "padding_mask": np.ones_like(data["padding_mask"])})["sequence_output"])
+                  - to_numpy(backbone(data)["sequence_output"])).max() > 1e-3  # the mask matters
+
+
 @pytest.mark.tf_only
 def test_tokenizer_matches_transformers(tmp_path):
     spm = pytest.importorskip("sentencepiece")
