@@ -230,7 +230,7 @@ def write_savedmodels(out_dir, model, extra, seq_length):
 def serving_metadata(model, family, labels=None, pair=False, seq_length=128):
     """`metadata.json`'s description of a classifier's serving SavedModel."""
     limit = getattr(model.backbone, "max_sequence_length", None)
-    num_classes = serving._num_classes(model)
+    num_classes = serving.num_classes_of(model)
     labels = [str(i) for i in range(num_classes)] if labels is None else [str(x) for x in labels]
     if len(labels) != num_classes:
         raise ModuleExportError(f"{type(model).__name__}: {num_classes} classes but {len(labels)} labels {labels}.")

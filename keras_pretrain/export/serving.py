@@ -101,7 +101,7 @@ def export_serving(classifier, path, tokenizer=None, labels=None, pair=False, se
     tf = _require_tensorflow_backend()
     family = family or contracts.family_of(classifier)
     backbone = classifier.backbone
-    num_classes = _num_classes(classifier)
+    num_classes = num_classes_of(classifier)
     labels = [str(i) for i in range(num_classes)] if labels is None else [str(x) for x in labels]
     if len(labels) != num_classes:
         raise ExportError(f"{type(classifier).__name__}: {num_classes} classes but {len(labels)} labels {labels}.")
@@ -138,7 +138,7 @@ def export_serving(classifier, path, tokenizer=None, labels=None, pair=False, se
     return path
 
 
-def _num_classes(classifier):
+def num_classes_of(classifier):
     shape = classifier.output["logits"].shape if isinstance(classifier.output, dict) else classifier.output.shape
     return int(shape[-1])
 

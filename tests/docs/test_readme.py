@@ -57,7 +57,7 @@ RECIPES = [
      "--seq-length 24 --vocab-size 200 --eval-batches 1 --verbose 0"),
     ("python -m recipes.finetune --from RUN_OR_MODULE --task {classify,pair} [--data FILE.tsv]",
      "python -m recipes.finetune --from run --task classify --data classify.tsv --epochs 1 --batch-size 8 "
-     "--seq-length 24 --out run/finetune --verbose 0"),
+     "--seq-length 24 --out my_classifier --verbose 0"),
     ("python -m recipes.distill",
      "python -m recipes.distill --corpus corpus/tiny.txt --vocab-size 120 --hidden-dim 16 --teacher-layers 2 "
      "--student-layers 1 --seq-length 16 --max-predictions 3 --batch-size 4 --teacher-steps 2 --distill-steps 2 "
@@ -84,12 +84,18 @@ def readme_blocks(language):
     """[(heading, code)] of README.md's fenced blocks in `language`."""
     with open(README, encoding="utf-8") as f:
         text = f.read()
-    blocks, heading = [], None
-    for match in re.finditer(r"^(#+) (.*)$|^```(\w*)\n(.*?)^```$", text, re.M | re.S):
-        if match.group(1):
-            heading = match.group(2).strip()
-        elif match.group(3) == language:
-            blocks.append((heading, match.group(4)))
+    blocks, heading, fence, lines = [], None, None, []
+    for line in text.splitlines():
+        if fence is None and line.startswith("```"):
+            fence, lines = line[3:].strip(), []
+        elif fence is not None and line.startswith("```"):
+            if fence == language:
+                blocks.append((heading, "\n".join(lines) + "\n"))
+            fence = None
+        elif fence is not None:
+            lines.append(line)
+        elif line.startswith("#"):
+            heading = line.lstrip("#").strip()
     return blocks
 
 
@@ -142,23 +148,11 @@ def workdir(tmp_path_factory):
 
 
 def run(args, work, timeout=900):
-    env = dict(os.environ, PYTHONPATH=ROOT, KERAS_BACKEND="tensorflow", KERAS_PRETRAIN_CACHE=str(work / "cache"))
+    env = dict(os.environ, PYTHONPATH=ROOT, KERAS_BACKEND="tensorflow", KERAS_PRETRAIN_CACHE=str(work / "cache"),
+               PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))  # `python` = this one
     result = subprocess.run(args, cwd=work, env=env, capture_output=True, text=True, timeout=timeout)
     assert result.returncode == 0, f"{args[-1][-400:]}\n--- stdout\n{result.stdout[-3000:]}\n--- stderr\n{result.stderr[-4000:]}"
     return result.stdout
-
-
-def test_readme_python_blocks(workdir):
-    blocks = readme_blocks("python")
-    assert {h for h, _ in blocks} >= set(SMALLEST), "README sections renamed: update SMALLEST"
-    script = ["import keras", "keras.utils.set_random_seed(0)"]
-    for heading, code in blocks:
-        script += [f"print('=== {heading}', flush=True)", smallest(heading, code)]
-    script.append("print('ALL BLOCKS RAN')")
-    (workdir / "readme_blocks.py").write_text("\n".join(script), encoding="utf-8")
-    out = run([sys.executable, "readme_blocks.py"], workdir)
-    assert "ALL BLOCKS RAN" in out
-    assert os.path.isfile(workdir / "my_module" / "metadata.json")  # hub_modules.export(...) wrote it
 
 
 def test_readme_shell_commands(workdir):
@@ -181,6 +175,22 @@ def test_readme_shell_commands(workdir):
     assert "ALL COMMANDS RAN" in out
     assert "[MASK] 1:" in out  # fill_mask printed its predictions for both sentences
     assert os.path.isfile(workdir / "albert_base" / "encoder" / "saved_model.pb")
-    assert os.path.isfile(workdir / "run" / "finetune" / "classifier" / "1" / "saved_model.pb")
+    assert os.path.isfile(workdir / "my_classifier" / "classifier" / "1" / "saved_model.pb")
     assert os.path.isfile(workdir / "train.tfrecord")
     assert "input_word_ids" in out  # saved_model_cli ran the preprocessor
+
+
+def test_readme_python_blocks(workdir):
+    # After test_readme_shell_commands: the "Serving raw text" block loads what its finetune wrote.
+    if not os.path.isdir(workdir / "my_classifier"):
+        test_readme_shell_commands(workdir)
+    blocks = readme_blocks("python")
+    assert {h for h, _ in blocks} >= set(SMALLEST), "README sections renamed: update SMALLEST"
+    script = ["import keras", "keras.utils.set_random_seed(0)"]
+    for heading, code in blocks:
+        script += [f"print({'=== ' + heading!r}, flush=True)", smallest(heading, code)]
+    script.append("print('ALL BLOCKS RAN')")
+    (workdir / "readme_blocks.py").write_text("\n".join(script), encoding="utf-8")
+    out = run([sys.executable, "readme_blocks.py"], workdir)
+    assert "ALL BLOCKS RAN" in out
+    assert os.path.isfile(workdir / "my_module" / "metadata.json")  # hub_modules.export(...) wrote it
