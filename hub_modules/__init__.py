@@ -13,6 +13,11 @@ A module folder (`export(model, out_dir, tokenizer=...)`):
                      with an in-graph tokenizer: BERT, ALBERT, ERNIE,
                      DistilBERT, RoBERTa, XLNet; not GPT, not ELMo, whose
                      encoder takes strings)
+    classifier/1/    a classifier's serving SavedModel (TensorFlow Serving's
+                     NAME/VERSION layout): strings -> logits, probabilities,
+                     label_ids, labels, the tokenizer in the same graph
+                     (keras_pretrain.export.serving; GPT: token ids in);
+                     metadata.json's `serving` entry describes it
 
 - `load(path)` returns a Keras layer (`HubEncoder`) with the module's input
   and output names, trainable in `model.fit` on TensorFlow, JAX and PyTorch;

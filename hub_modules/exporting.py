@@ -9,6 +9,7 @@ import tempfile
 
 import keras
 
+from keras_pretrain.export import serving
 from keras_pretrain.export.savedmodel import ExportError
 
 FORMAT = "keras_pretrain.hub_module"
@@ -16,7 +17,8 @@ FORMAT_VERSION = 1
 PYTHON_TOKENIZERS = {"GPTTokenizer": "keras_pretrain.models.gpt:GPTTokenizer"}
 
 
-MODULE_ENTRIES = ("metadata.json", "model.keras", "tokenizer", "encoder", "preprocessor")
+MODULE_ENTRIES = ("metadata.json", "model.keras", "tokenizer", "encoder", "preprocessor", "classifier")
+SERVING_PATH = os.path.join("classifier", "1")  # TensorFlow Serving's NAME/VERSION layout
 
 
 class ModuleExportError(ExportError):
@@ -64,7 +66,8 @@ def is_python_tokenizer(tokenizer):
     return type(tokenizer).__name__ in PYTHON_TOKENIZERS
 
 
-def export(model, out_dir, tokenizer=None, seq_length=128, overwrite=False, savedmodels=True):
+def export(model, out_dir, tokenizer=None, seq_length=128, overwrite=False, savedmodels=True, labels=None,
+           pair=False):
     """Writes `model` as a module folder.
 
     Args:
@@ -83,6 +86,16 @@ def export(model, out_dir, tokenizer=None, seq_length=128, overwrite=False, save
         seq_length: packed length of the preprocessor's default call.
         savedmodels: bool. Write `encoder/` and `preprocessor/`; without them
             the module still loads with `hub_modules.load` on every backend.
+        labels: a classifier's label names (index = class id; default "0",
+            "1", ...).
+        pair: bool. The classifier reads pairs of strings (`text_a`,
+            `text_b`) rather than one (`text`).
+
+    A classifier (`BertClassifier`, ..., `GPTClassifier`, `ElmoClassifier`)
+    also gives `classifier/1/`: the serving SavedModel (strings in; logits,
+    probabilities, label ids and names out, the tokenizer in the same
+    graph; see `keras_pretrain.export.serving`), described by
+    `metadata.json`'s `serving` entry. Its `encoder/` is the backbone's.
 
     SavedModels hold TF graphs: under JAX or PyTorch the SavedModels are written
     by a TensorFlow-backend subprocess from the saved `model.keras`.
@@ -123,19 +136,13 @@ def export(model, out_dir, tokenizer=None, seq_length=128, overwrite=False, save
     if tokenizer is not None:
         save_tokenizer(tokenizer, os.path.join(out_dir, "tokenizer"))
     with_preprocessor = _has_preprocessor(tokenizer)
+    if serving.is_classifier(model) and savedmodels:
+        extra["serving"] = serving_metadata(model, family, labels, pair, seq_length)
     if savedmodels:
         if keras.config.backend() == "tensorflow":
             write_savedmodels(out_dir, model, extra, seq_length)
         else:
-            env = dict(os.environ, KERAS_BACKEND="tensorflow")
-            result = subprocess.run(
-                [sys.executable, "-m", "hub_modules.exporting", out_dir, str(seq_length), json.dumps(extra)],
-                env=env, capture_output=True, text=True,
-            )
-            if result.returncode != 0:
-                raise ModuleExportError(
-                    f"{out_dir}: writing the SavedModels (TensorFlow subprocess) failed:\n{result.stderr[-2000:]}"
-                )
+            _run_tensorflow([out_dir, str(seq_length), json.dumps(extra)], out_dir)
     metadata = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
@@ -214,6 +221,78 @@ def write_savedmodels(out_dir, model, extra, seq_length):
     export_encoder(model, os.path.join(out_dir, "encoder"), family=family, scalar_mix=mix, assets=assets)
     if _has_preprocessor(tokenizer):
         export_preprocessor(tokenizer, os.path.join(out_dir, "preprocessor"), seq_length=seq_length)
+    if "serving" in extra:
+        spec = extra["serving"]
+        serving.export_serving(model, os.path.join(out_dir, spec["path"]), tokenizer=tokenizer,
+                               labels=spec["labels"], pair=spec["pair"], seq_length=spec["seq_length"], family=family)
+
+
+def serving_metadata(model, family, labels=None, pair=False, seq_length=128):
+    """`metadata.json`'s description of a classifier's serving SavedModel."""
+    limit = getattr(model.backbone, "max_sequence_length", None)
+    num_classes = serving.num_classes_of(model)
+    labels = [str(i) for i in range(num_classes)] if labels is None else [str(x) for x in labels]
+    if len(labels) != num_classes:
+        raise ModuleExportError(f"{type(model).__name__}: {num_classes} classes but {len(labels)} labels {labels}.")
+    return {
+        "path": SERVING_PATH,
+        "signature": "serving_default",
+        "inputs": list(serving.text_inputs(family, pair)),
+        "outputs": list(serving.OUTPUTS),
+        "labels": labels,
+        "pair": bool(pair),
+        "seq_length": min(seq_length, limit) if limit else seq_length,
+        "requires": "tensorflow_text" if family != "gpt" else "tensorflow",
+    }
+
+
+def export_serving(model, path, tokenizer=None, labels=None, pair=False, seq_length=128):
+    """Writes `model`'s serving SavedModel to `path` (`NAME/1`), on any backend.
+
+    See `keras_pretrain.export.serving.export_serving`; under JAX or PyTorch
+    the model and tokenizer are saved to a temporary folder and written by a
+    TensorFlow-backend subprocess. Returns the `metadata.json`-style
+    description (inputs, outputs, labels, length).
+    """
+    from keras_pretrain.export import contracts
+
+    path = os.fspath(path)
+    family = contracts.family_of(model)
+    spec = serving_metadata(model, family, labels, pair, seq_length)
+    spec["path"] = path
+    if keras.config.backend() == "tensorflow":
+        serving.export_serving(model, path, tokenizer=tokenizer, labels=spec["labels"], pair=pair,
+                               seq_length=spec["seq_length"], family=family)
+        return spec
+    with tempfile.TemporaryDirectory() as tmp:
+        model.save(os.path.join(tmp, "model.keras"))
+        if tokenizer is not None and not is_python_tokenizer(tokenizer):
+            save_tokenizer(tokenizer, os.path.join(tmp, "tokenizer"))
+        _run_tensorflow(["--serving", tmp, json.dumps(spec)], path)
+    return spec
+
+
+def _run_tensorflow(args, out_dir):
+    env = dict(os.environ, KERAS_BACKEND="tensorflow")
+    result = subprocess.run([sys.executable, "-m", "hub_modules.exporting", *args], env=env,
+                            capture_output=True, text=True)
+    if result.returncode != 0:
+        raise ModuleExportError(
+            f"{out_dir}: writing the SavedModels (TensorFlow subprocess) failed:\n{result.stderr[-2000:]}"
+        )
+
+
+def _serving_main(folder, spec):
+    """TensorFlow-backend subprocess: the serving SavedModel from folder/model.keras (+ tokenizer/)."""
+    from hub_modules.loading import _import_families
+
+    _import_families()
+    spec = json.loads(spec)
+    model = keras.models.load_model(os.path.join(folder, "model.keras"), compile=False)
+    tokenizer_folder = os.path.join(folder, "tokenizer")
+    tokenizer = read_tokenizer(tokenizer_folder) if os.path.isdir(tokenizer_folder) else None
+    serving.export_serving(model, spec["path"], tokenizer=tokenizer, labels=spec["labels"], pair=spec["pair"],
+                           seq_length=spec["seq_length"])
 
 
 def _main(out_dir, seq_length, extra):
@@ -227,4 +306,8 @@ def _main(out_dir, seq_length, extra):
 
 
 if __name__ == "__main__":
-    _main(sys.argv[1], int(sys.argv[2]), sys.argv[3])
+    if sys.argv[1] == "--serving":
+        os.environ["KERAS_BACKEND"] = "tensorflow"
+        _serving_main(sys.argv[2], sys.argv[3])
+    else:
+        _main(sys.argv[1], int(sys.argv[2]), sys.argv[3])

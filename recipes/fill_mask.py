@@ -39,15 +39,24 @@ def fill_mask(module, texts, top_k=5, lowercase=None):
     import tensorflow as tf
 
     import hub_modules
+    from hub_modules.loading import load_savedmodel
     from keras_pretrain.errors import ConfigError
 
     module, metadata = hub_modules.read_metadata(module)
+    if not (metadata.get("has_mlm") and metadata.get("preprocessor")):
+        raise ConfigError(
+            f"{module}: fill-mask needs a module with a masked-LM head and a preprocessor (exported from a "
+            f"BERT, ALBERT, ERNIE, RoBERTa or DistilBERT pretrainer with its tokenizer); this "
+            f"{metadata.get('family')} module has {'no masked-LM head' if not metadata.get('has_mlm') else 'no preprocessor'}."
+        )
     max_length = metadata["config"].get("max_sequence_length")
-    preprocessor = tf.saved_model.load(os.path.join(module, "preprocessor"))
-    encoder = tf.saved_model.load(os.path.join(module, "encoder"))
+    # load_savedmodel loads tensorflow_text first: the preprocessor's ops
+    # (RoundRobinTrim, WordPiece, SentencePiece) are registered by it.
+    preprocessor = load_savedmodel(os.path.join(module, "preprocessor"))
+    encoder = load_savedmodel(os.path.join(module, "encoder"))
     tokenizer = hub_modules.load_tokenizer(module, lowercase=lowercase)
     if lowercase is None:
-        tokenize = lambda part: preprocessor.tokenize(tf.constant([part])).to_list()[0]  # noqa: E731
+        tokenize = lambda part: preprocessor.tokenize(tf.constant([part])).merge_dims(1, 2).to_list()[0]  # noqa: E731
     else:  # the module's preprocessor has its casing built in
         tokenize = lambda part: list(tokenizer([part])[0])  # noqa: E731
     cls_id, sep_id = int(preprocessor.cls_id.numpy()), int(preprocessor.sep_id.numpy())

@@ -14,14 +14,17 @@ linear layer; a pair is read as `A ||| B`). Data: a TSV/CSV file with a header,
 `label,text` for `classify` and `label,text_a,text_b` for `pair`; by default
 the bundled `corpus/classify.tsv` (4 topics) or `corpus/pairs.tsv`
 (next-sentence pairs). The classifier is saved as `.keras` and exported as a
-SavedModel (token ids in, logits out).
+serving SavedModel in TensorFlow Serving's layout, `classifier/1/`: its
+`serving_default` takes strings (`text`, or `text_a` and `text_b`), tokenizes
+them in the same graph (tensorflow-text ops: `import tensorflow_text` before
+loading) and returns `logits`, `probabilities`, `label_ids` and `labels`
+(GPT's takes the token ids of `transform_inputs`: its BPE runs in Python).
 """
 
 import argparse
 import csv
 import json
 import os
-import subprocess
 import sys
 import time
 
@@ -136,12 +139,19 @@ def token_ids(tokenizer, texts):
 
 
 def truncate(segments, budget):
-    """Drops tokens from the end of the longest segment until all fit in `budget`."""
-    segments = [list(s) for s in segments]
-    while sum(map(len, segments)) > budget:
-        longest = max(range(len(segments)), key=lambda i: len(segments[i]))
-        segments[longest].pop()
-    return segments
+    """Keeps at most `budget` tokens, given one at a time to each segment in turn.
+
+    Round-robin, as tensorflow-text's `RoundRobinTrimmer` in the serving
+    SavedModel (and TF-Hub's BERT preprocessors): training and serving pack
+    the same tokens.
+    """
+    keep = [0] * len(segments)
+    while budget > 0 and any(k < len(s) for k, s in zip(keep, segments)):
+        for i, segment in enumerate(segments):
+            if budget > 0 and keep[i] < len(segment):
+                keep[i] += 1
+                budget -= 1
+    return [list(s[:k]) for s, k in zip(segments, keep)]
 
 
 def pack(family, segments, special, seq_length):
@@ -231,25 +241,16 @@ def accuracy(metrics):
     return next(v for k, v in metrics.items() if k.endswith("accuracy"))
 
 
-def export_classifier(keras_path, out_path):
-    """A SavedModel of the classifier (in a TensorFlow subprocess on other backends)."""
-    import keras
+def export_classifier(classifier, out_path, tokenizer, labels, pair, seq_length):
+    """The serving SavedModel (strings in, in TensorFlow Serving's `NAME/1` layout), from any backend.
 
-    if keras.config.backend() == "tensorflow":
-        model = keras.models.load_model(keras_path, compile=False)
-        model.preprocessor = None
-        model.export(out_path, format="tf_saved_model", verbose=False)
-        return out_path
-    code = (
-        "import sys, keras; from hub_modules.loading import _import_families; _import_families();"
-        "m = keras.models.load_model(sys.argv[1], compile=False); m.preprocessor = None;"
-        "m.export(sys.argv[2], format='tf_saved_model', verbose=False)"
-    )
-    env = dict(os.environ, KERAS_BACKEND="tensorflow")
-    result = subprocess.run([sys.executable, "-c", code, keras_path, out_path], env=env, capture_output=True, text=True)
-    if result.returncode != 0:
-        raise RuntimeError(f"exporting {keras_path} failed:\n{result.stderr[-2000:]}")
-    return out_path
+    Written by `hub_modules.exporting.export_serving` (a TensorFlow
+    subprocess under JAX or PyTorch); returns its description.
+    """
+    from hub_modules.exporting import export_serving
+
+    return export_serving(classifier, out_path, tokenizer=tokenizer, labels=labels, pair=pair,
+                          seq_length=seq_length)
 
 
 def main(argv=None):
@@ -304,11 +305,15 @@ def main(argv=None):
     os.makedirs(out, exist_ok=True)
     keras_path = os.path.join(out, "classifier.keras")
     classifier.save(keras_path)
-    export_classifier(keras_path, os.path.join(out, "savedmodel"))
+    serving = export_classifier(classifier, os.path.join(out, "classifier", "1"), tokenizer, labels,
+                                args.task == "pair", seq_length)
     summary = {"family": family, "task": args.task, "labels": labels, "before": before, "after": after,
-               "accuracy_before": accuracy(before), "accuracy_after": accuracy(after), "rows": len(rows)}
+               "accuracy_before": accuracy(before), "accuracy_after": accuracy(after), "rows": len(rows),
+               "serving": serving}
     common.write_json(os.path.join(out, "summary.json"), summary)
-    print(f"saved: {keras_path}; SavedModel (token ids in, logits out): {out}/savedmodel")
+    takes = "token ids (GPT's BPE runs in Python)" if family == "gpt" else "strings"
+    print(f"saved: {keras_path}; serving SavedModel ({takes} in: {', '.join(serving['inputs'])}; "
+          f"logits, probabilities, label_ids, labels out): {out}/classifier/1")
     return summary
 
 

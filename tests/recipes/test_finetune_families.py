@@ -7,6 +7,7 @@ import pytest
 
 from recipes import finetune
 from recipes import pretrain
+from tests.export.serving_check import serve
 from tests.recipes.test_pretrain_recipe import CORPUS
 
 pytestmark = pytest.mark.tf_only  # end-to-end recipes: one backend is enough
@@ -23,6 +24,7 @@ FAMILY_FILES = {
 }
 FROM_MODULE = ("albert", "roberta", "xlnet", "gpt")
 ROWS = [("1", "call me ishmael", "some years ago"), ("0", "hello world", "床前明月光")] * 8
+LONG = "call me ishmael some years ago never mind how long precisely, having little or no money in my purse"
 
 
 @pytest.fixture(scope="module")
@@ -58,9 +60,10 @@ def test_pretrain_then_finetune(corpus, tmp_path, model):
     assert summary["family"] == model and summary["rows"] == 16
     assert 0.0 <= summary["accuracy_after"] <= 1.0
 
-    # The exported SavedModel computes what the Keras classifier computes.
+    # The serving SavedModel, run in a process that imports only tensorflow and
+    # tensorflow_text, computes from raw strings what the Keras classifier
+    # computes from the recipe's (Python) encoding of the same strings.
     import keras
-    import tensorflow as tf
 
     classifier = keras.models.load_model(str(ft_out / "classifier.keras"), compile=False)
     _, backbone, tokenizer = finetune.load_pretrained(None, source)
@@ -69,14 +72,21 @@ def test_pretrain_then_finetune(corpus, tmp_path, model):
         special = tokenizer.add_special_tokens(finetune.GPT_SPECIAL_TOKENS)
     elif model != "elmo":
         special = (tokenizer.token_to_id(tokenizer.cls_token), tokenizer.token_to_id(tokenizer.sep_token))
-    x = finetune.encode(model, tokenizer, [[r[1] for r in ROWS[:2]], [r[2] for r in ROWS[:2]]], 16, special)
+    text_a, text_b = [r[1] for r in ROWS[:2]] + [LONG], [r[2] for r in ROWS[:2]] + ["hello world"]
+    x = finetune.encode(model, tokenizer, [text_a, text_b], 16, special)
     x = {name: x[name] for name in classifier.input}
     expected = classifier.predict(x, verbose=0)
     expected = expected["logits"] if isinstance(expected, dict) else expected
-    loaded = tf.saved_model.load(str(ft_out / "savedmodel"))
-    served = loaded.serve(x)
-    served = served["logits"] if isinstance(served, dict) else served
-    assert np.abs(np.asarray(served) - np.asarray(expected)).max() < 1e-5
+    assert summary["serving"]["labels"] == ["0", "1"]
+    inputs = ({k: v.tolist() for k, v in x.items()} if model == "gpt" else {"text_a": text_a, "text_b": text_b})
+    assert sorted(inputs) == sorted(summary["serving"]["inputs"])
+    served, imported = serve(ft_out / "classifier" / "1", inputs)
+    assert imported == []
+    assert set(served) == {"logits", "probabilities", "label_ids", "labels"}
+    assert np.abs(served["logits"] - expected).max() < 1e-4, (served["logits"], expected)
+    assert np.abs(served["probabilities"].sum(-1) - 1).max() < 1e-5
+    assert served["label_ids"].tolist() == expected.argmax(-1).tolist()
+    assert served["labels"].tolist() == [str(i) for i in expected.argmax(-1)]
 
 
 @pytest.mark.parametrize(
@@ -91,3 +101,16 @@ def test_pretrain_then_finetune(corpus, tmp_path, model):
 def test_pack_formats(family, segments, ids, types):
     packed = finetune.pack(family, segments, (2, 3), 7)
     assert packed == (ids, types)
+
+
+def test_truncate_is_tensorflow_texts_round_robin():
+    """The recipe's Python trimming keeps what the serving graph's `RoundRobinTrimmer` keeps."""
+    import tensorflow as tf
+    import tensorflow_text as tf_text
+
+    rng = np.random.default_rng(0)
+    for _ in range(40):
+        segments = [list(range(int(rng.integers(0, 9)))) for _ in range(int(rng.integers(1, 3)))]
+        budget = int(rng.integers(0, 12))
+        expected = tf_text.RoundRobinTrimmer(budget).trim([tf.ragged.constant([s], tf.int32) for s in segments])
+        assert finetune.truncate(segments, budget) == [e.to_list()[0] for e in expected], (segments, budget)

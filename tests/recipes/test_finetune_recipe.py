@@ -33,7 +33,8 @@ def test_classify(run_folder, tmp_path):
                              "--batch-size", "4", "--seq-length", "16", "--out", str(tmp_path / "c"), "--verbose", "0"])
     assert summary["labels"] == ["en", "zh"]
     assert os.path.exists(tmp_path / "c" / "classifier.keras")
-    assert os.path.exists(tmp_path / "c" / "savedmodel" / "saved_model.pb")
+    assert os.path.exists(tmp_path / "c" / "classifier" / "1" / "saved_model.pb")  # TF Serving's NAME/1
+    assert summary["serving"]["inputs"] == ["text"] and summary["serving"]["labels"] == ["en", "zh"]
     assert summary["family"] == "albert" and summary["rows"] == 16
 
 

@@ -34,6 +34,8 @@ import keras
 import keras_hub
 from keras_hub.src.utils.tensor_utils import preprocessing_function
 
+from keras_pretrain.models.bert.bert_tokenizer import PresetPreprocessorMixin
+
 
 def _tf():
     import tensorflow as tf
@@ -175,7 +177,7 @@ class AlbertTokenizer(keras_hub.models.AlbertTokenizer):
 
 
 @keras.saving.register_keras_serializable(package="keras_pretrain")
-class AlbertPreprocessor(keras_hub.models.TextClassifierPreprocessor):
+class AlbertPreprocessor(PresetPreprocessorMixin, keras_hub.models.TextClassifierPreprocessor):
     """Strings (one or two segments) -> `token_ids`, `segment_ids`, `padding_mask`.
 
     Packs `[CLS] A [SEP] B [SEP]` (segment ids 0 for `[CLS] A [SEP]`, 1 for
@@ -185,7 +187,9 @@ class AlbertPreprocessor(keras_hub.models.TextClassifierPreprocessor):
 
     Args:
         tokenizer: an `AlbertTokenizer` or `BertTokenizer`.
-        sequence_length: int. Packed length.
+        sequence_length: int. Packed length. `from_preset(folder)` defaults
+            it to the backbone's `max_sequence_length` (a run's `preset/`
+            folder: the model's own positions, not 512).
     """
 
     backbone_cls = None

@@ -131,12 +131,47 @@ class BertTokenizer(keras_hub.models.BertTokenizer):
         return config
 
 
+def preset_sequence_length(preset):
+    """The backbone's `max_sequence_length` in a preset folder (None if it has none)."""
+    from keras_hub.src.utils.preset_utils import get_preset_loader
+
+    config = get_preset_loader(preset).config
+    return (config.get("config") or {}).get("max_sequence_length")
+
+
+class PresetPreprocessorMixin:
+    """`from_preset` for our preprocessors: the model's own length by default.
+
+    keras-hub builds a preprocessor from a preset that holds no
+    `preprocessor.json` with its class default (`sequence_length=512`), and
+    looks for a keras-hub subclass matching the backbone class (there is none
+    for our backbones). Here the preprocessor is built from the preset's
+    tokenizer with `sequence_length` = the backbone's `max_sequence_length`
+    (its position count), unless given; a saved `preprocessor.json` keeps
+    its own length.
+    """
+
+    @classmethod
+    def from_preset(cls, preset, config_file="preprocessor.json", **kwargs):
+        from keras_hub.src.utils.preset_utils import check_file_exists
+        from keras_hub.src.utils.preset_utils import get_preset_loader
+
+        loader = get_preset_loader(preset)
+        if "sequence_length" not in kwargs and not check_file_exists(preset, config_file):
+            length = preset_sequence_length(preset)
+            if length:
+                kwargs["sequence_length"] = int(length)
+        return loader.load_preprocessor(cls, config_file, **kwargs)
+
+
 @keras.saving.register_keras_serializable(package="keras_pretrain")
-class BertPreprocessor(keras_hub.models.BertTextClassifierPreprocessor):
+class BertPreprocessor(PresetPreprocessorMixin, keras_hub.models.BertTextClassifierPreprocessor):
     """Strings (one or two segments) -> `token_ids`, `segment_ids`, `padding_mask`.
 
     Packs `[CLS] A [SEP] B [SEP]`, truncating the longer segment first
     (`truncate="round_robin"`), in-graph. Call it on one batch of strings,
     or on a pair as `preprocessor((first, second), y=None)` (keras-hub reads
-    a bare 2-tuple as `(x, y)`).
+    a bare 2-tuple as `(x, y)`). `BertPreprocessor.from_preset(folder)` (a
+    BERT, ERNIE or DistilBERT preset) packs to the backbone's
+    `max_sequence_length` unless `sequence_length` is given.
     """
