@@ -34,6 +34,9 @@ def build_parser():
                         help="preprocessor output length (default 128, or the model's max positions if fewer)")
     parser.add_argument("--no-mlm", action="store_true", help="export the encoder without the mlm sub-object")
     parser.add_argument("--overwrite", action="store_true", help="replace existing encoder/ and preprocessor/")
+    parser.add_argument("--max-extract-bytes", type=int, default=None,
+                        help="most bytes the archive may expand to (default: max(100x its size, 1 GB), or "
+                             "KERAS_PRETRAIN_MAX_EXTRACT_BYTES; 0: no limit)")
     return parser
 
 
@@ -63,7 +66,7 @@ def main(argv=None):
         from keras_pretrain.export import export_preprocessor
         from keras_pretrain.models.albert import load_albert
 
-        model, tokenizer = load_albert(args.tarball, pretrainer=not args.no_mlm)
+        model, tokenizer = load_albert(args.tarball, pretrainer=not args.no_mlm, max_extract_bytes=args.max_extract_bytes)
         if tokenizer is None:
             return fail(
                 f"{args.tarball}: no vocabulary found (30k-clean.model, vocab_chinese.txt or vocab.txt)."

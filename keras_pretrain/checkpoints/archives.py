@@ -5,6 +5,13 @@ no absolute paths, no `..` components, no symbolic or hard links that point
 outside the folder, no device files or FIFOs. A truncated or corrupt archive
 (gzip stream cut short, bad header, CRC error) raises `CheckpointFormatError`
 naming the file, never a bare `EOFError` / `tarfile.ReadError`.
+
+Size limit (a "tar bomb" never fills the disk): the members' total size must
+not exceed `max(EXPANSION_RATIO x the archive's size, MIN_LIMIT)` (100x, 1 GB;
+published checkpoints expand about 1.1x, as weights compress poorly). Raise it
+with `max_extract_bytes=` or the environment variable
+`KERAS_PRETRAIN_MAX_EXTRACT_BYTES` (bytes; `0` = no limit). The total is read
+from the headers before anything is written.
 """
 
 import gzip
@@ -13,6 +20,10 @@ import tarfile
 import zlib
 
 from keras_pretrain.errors import CheckpointFormatError
+
+EXPANSION_RATIO = 100
+MIN_LIMIT = 1 << 30
+LIMIT_ENV = "KERAS_PRETRAIN_MAX_EXTRACT_BYTES"
 
 # Errors the tarfile / gzip / bz2 / lzma readers raise on damaged input.
 _READ_ERRORS = (tarfile.TarError, EOFError, zlib.error, gzip.BadGzipFile, OSError)
@@ -72,15 +83,50 @@ def check_member(member, folder, archive):
         )
 
 
-def safe_extract(archive, folder):
+def extract_limit(archive, max_extract_bytes=None):
+    """The most bytes `archive` may expand to (None: no limit); see module doc."""
+    if max_extract_bytes is None:
+        raw = os.environ.get(LIMIT_ENV)
+        if raw:
+            try:
+                max_extract_bytes = int(float(raw))
+            except ValueError:
+                raise CheckpointFormatError(f"{LIMIT_ENV}={raw!r} is not a number of bytes.") from None
+    if max_extract_bytes is None:
+        return max(EXPANSION_RATIO * os.path.getsize(archive), MIN_LIMIT)
+    return None if max_extract_bytes <= 0 else int(max_extract_bytes)
+
+
+def _too_big(archive, total, limit):
+    return CheckpointFormatError(
+        f"{archive}: expands to {total / 1e6:,.1f} MB, more than the limit of {limit / 1e6:,.1f} MB "
+        f"({EXPANSION_RATIO}x the archive's {os.path.getsize(archive) / 1e6:,.1f} MB, at least "
+        f"{MIN_LIMIT / 1e6:,.0f} MB); refusing to extract. If the archive is trusted, raise the limit "
+        f"with max_extract_bytes= or {LIMIT_ENV}=<bytes> (0: no limit)."
+    )
+
+
+def safe_extract(archive, folder, max_extract_bytes=None):
     """Extracts the tar archive `archive` into `folder`, checked.
+
+    Args:
+        archive: path of a tar archive (any compression).
+        folder: where to extract (created).
+        max_extract_bytes: the most bytes the members may total; default
+            `KERAS_PRETRAIN_MAX_EXTRACT_BYTES` or max(100 x the archive's
+            size, 1 GB); 0 or less: no limit.
 
     Returns:
         The list of extracted member names.
+
+    Raises:
+        CheckpointFormatError: an unsafe member, a damaged archive, or more
+            bytes than the limit (checked before anything is written).
     """
     archive = os.fspath(archive)
     if not os.path.isfile(archive):
         raise CheckpointFormatError(f"{archive}: no such archive file.")
+    limit = extract_limit(archive, max_extract_bytes)
     os.makedirs(folder, exist_ok=True)
     try:
         with tarfile.open(archive, "r:*") as tar:
@@ -89,6 +135,9 @@ def safe_extract(archive, folder):
                 raise CheckpointFormatError(f"{archive}: the archive is empty.")
             for member in members:
                 check_member(member, folder, archive)
+            total = sum(m.size for m in members if m.isfile())
+            if limit is not None and total > limit:
+                raise _too_big(archive, total, limit)
             for member in members:
                 if hasattr(tarfile, "data_filter"):
                     tar.extract(member, folder, filter="data")

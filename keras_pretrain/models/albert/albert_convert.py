@@ -290,7 +290,7 @@ def _load_folder(folder, pretrainer, lowercase, source):
     return model, find_tokenizer(folder, lowercase)
 
 
-def load_albert(path, pretrainer=False, lowercase=None, extract_to=None):
+def load_albert(path, pretrainer=False, lowercase=None, extract_to=None, max_extract_bytes=None):
     """Loads a published ALBERT checkpoint (Google's TF1 format).
 
     Args:
@@ -306,6 +306,8 @@ def load_albert(path, pretrainer=False, lowercase=None, extract_to=None):
         extract_to: folder to extract an archive into (default: a temporary
             folder removed afterwards; the tokenizer keeps its vocabulary in
             memory).
+        max_extract_bytes: size limit of an archive's contents (see
+            `keras_pretrain.checkpoints.archives.safe_extract`).
 
     Returns:
         `(model, tokenizer)`; tokenizer is None when no vocabulary is found.
@@ -329,10 +331,10 @@ def load_albert(path, pretrainer=False, lowercase=None, extract_to=None):
                 f"{path}: not a tar archive, checkpoint folder or checkpoint prefix."
             )
         if extract_to is not None:
-            safe_extract(path, extract_to)
+            safe_extract(path, extract_to, max_extract_bytes=max_extract_bytes)
             return _load_folder(extract_to, pretrainer, lowercase, path)
         with tempfile.TemporaryDirectory(prefix="albert_") as tmp:
-            safe_extract(path, tmp)
+            safe_extract(path, tmp, max_extract_bytes=max_extract_bytes)
             return _load_folder(tmp, pretrainer, lowercase, path)
     raise CheckpointFormatError(f"{path}: no such file or folder.")
 
