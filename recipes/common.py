@@ -318,9 +318,9 @@ def write_checkpoint(model, out, epoch):
         for name in (weights, rng):
             with contextlib.suppress(OSError):
                 os.remove(os.path.join(folder, name))
-        reason = e.strerror or str(e)
-        if e.errno == 28:
-            reason = f"no space left on device: {reason}" if "space" not in reason.lower() else reason
+        reason = e.strerror or str(e).splitlines()[0]
+        if e.errno == 28 or "No space left on device" in str(e):  # h5py reports it in its message
+            reason = "No space left on device" + (f": {e.strerror}" if e.strerror and "space" not in e.strerror else "")
         raise RunError(f"cannot write the checkpoint of epoch {epoch} in {folder} ({reason}); "
                        f"the previous checkpoint (epoch {checkpoint_epoch(out)}) is intact") from None
     for name in (previous or {}).get("weights"), (previous or {}).get("rng"):

@@ -292,12 +292,25 @@ def masked_lm_job(args, paths):
 
 
 def wordpiece_vocabulary(args, paths):
-    if args.vocab is not None:
-        return args.vocab
-    vocab = os.path.join(args.out, "vocab.txt")
-    if not os.path.exists(vocab):  # learned once, kept on resume
-        learn_vocabulary(paths, args.vocab_size, args.lowercase, args.out)
-    return vocab
+    """The vocabulary file, or its tokens padded with `[unused{i}]` up to a
+    multiple of `args.vocabulary_multiple` (model parallelism shards the
+    embedding rows evenly, as large trainers pad their vocabularies)."""
+    vocab = args.vocab
+    if vocab is None:
+        vocab = os.path.join(args.out, "vocab.txt")
+        if not os.path.exists(vocab):  # learned once, kept on resume
+            learn_vocabulary(paths, args.vocab_size, args.lowercase, args.out)
+    multiple = getattr(args, "vocabulary_multiple", 1)
+    if multiple <= 1:
+        return vocab
+    with open(vocab, encoding="utf-8") as f:
+        tokens = [line.rstrip("\n") for line in f if line.rstrip("\n")]
+    known, i = set(tokens), 0
+    while len(tokens) % multiple:
+        if f"[unused{i}]" not in known:
+            tokens.append(f"[unused{i}]")
+        i += 1
+    return tokens
 
 
 def gpt_job(args, paths):
@@ -409,6 +422,9 @@ def setup(parser, args):
         dist = get_distribution(args.distribution)
     except ConfigError as e:
         parser.error(f"--distribution {args.distribution}: {e}")
+    if dist.vocabulary_multiple > 1 and args.model == "gpt":
+        parser.error(f"--distribution {dist.name}: GPT's byte-pair vocabulary cannot be padded to a multiple of "
+                     f"{dist.vocabulary_multiple}; use a WordPiece family (bert, albert, roberta, distil_bert, ernie)")
     if args.batch_size % dist.num_replicas:
         parser.error(f"--batch-size {args.batch_size} (global) must divide by the {dist.num_replicas} replicas of {dist.name}")
     if dist.is_chief:
@@ -430,6 +446,7 @@ def run(args, paths, dist, start_epoch):
     started = time.time()
     print(f"keras_pretrain: pretraining {args.model} on {len(paths)} file(s), backend {keras.config.backend()}, output {args.out}")
     print(f"distribution: {dist.name}, {dist.num_replicas} replica(s) x {args.batch_size // dist.num_replicas} = global batch {args.batch_size}")
+    args.vocabulary_multiple = dist.vocabulary_multiple
     with dist.scope():
         job = JOBS[args.model](args, paths)
     args.objective = args.objective or FAMILIES[args.model]["objective"]

@@ -67,6 +67,9 @@ class Distribution:
     """One process's view of a (possibly) distributed run. See module doc."""
 
     name = "none"
+    # The vocabulary size must divide by this (the "model" axis that shards
+    # the embedding rows); recipes pad their vocabulary up to a multiple.
+    vocabulary_multiple = 1
 
     def __init__(self, num_replicas=1, num_workers=1, worker_index=0):
         self.num_replicas = num_replicas
@@ -130,6 +133,8 @@ class KerasDistribution(Distribution):
         mesh = distribution.device_mesh
         batch_axis = mesh.axis_names.index(distribution.batch_dim_name)
         super().__init__(mesh.shape[batch_axis], jax.process_count(), jax.process_index())
+        if "model" in mesh.axis_names:
+            self.vocabulary_multiple = mesh.shape[mesh.axis_names.index("model")]
         self.name = name
         self.distribution = distribution
 
