@@ -146,3 +146,38 @@ def test_resume_with_dropout_reaches_same_weights(corpus, tmp_path, monkeypatch,
 
 
 # The other families are pretrained (and fine-tuned) in test_finetune_families.py.
+
+
+@pytest.mark.tf_only  # runs once: a JAX subprocess with two fake CPU devices
+def test_readme_model_parallel_command_pads_the_vocabulary(corpus, tmp_path):
+    """`KERAS_BACKEND=jax python -m recipes.pretrain --model bert --distribution
+    model_parallel` (smallest settings) trains although the learned vocabulary
+    has an odd size: it is padded to a multiple of the "model" axis."""
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    out = str(tmp_path / "mp")
+    env = dict(os.environ, KERAS_BACKEND="jax", PYTHONPATH=root, TF_CPP_MIN_LOG_LEVEL="3",
+               XLA_FLAGS="--xla_force_host_platform_device_count=2")
+    words = sorted({w for w in CORPUS.lower().replace(".", " ").replace(",", " ").split()} | set(CORPUS) - {"\n", " "})
+    tokens = pretrain.SPECIAL_TOKENS + words[: len(words) - (len(words) + len(pretrain.SPECIAL_TOKENS) + 1) % 2]
+    assert len(tokens) % 2 == 1
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("\n".join(tokens) + "\n", encoding="utf-8")
+    argv = ["--model", "bert", "--distribution", "model_parallel", "--vocab", str(vocab)] + tiny_args(corpus, out, 2)
+    result = subprocess.run([sys.executable, "-m", "recipes.pretrain"] + argv, cwd=root, env=env,
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "distribution: model_parallel" in result.stdout
+    with open(os.path.join(out, "preset", "config.json")) as f:
+        vocabulary_size = json.load(f)["config"]["vocabulary_size"]
+    assert vocabulary_size == len(tokens) + 1
+    assert vocab.read_text(encoding="utf-8").split() == tokens  # the user's file is left alone
+    # One device: a clear error, exit 2, nothing written.
+    env["XLA_FLAGS"] = "--xla_force_host_platform_device_count=1"
+    argv = ["--model", "bert", "--distribution", "model_parallel"] + tiny_args(corpus, str(tmp_path / "one"), 2)
+    result = subprocess.run([sys.executable, "-m", "recipes.pretrain"] + argv, cwd=root, env=env,
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 2 and "must divide the number of devices (1)" in result.stderr
+    assert not os.path.exists(tmp_path / "one")
