@@ -106,7 +106,7 @@ def build_parser():
     parser.add_argument("--lowercase", default=True, type=common.boolean, help="lower-case the text (uncased vocabulary): true or false")
     parser.add_argument("--dropout", type=float, default=None, help="dropout of the demo configuration / override of the preset's (default: 0 for ALBERT as v2, else 0.1)")
     parser.add_argument("--mixed-precision", default=None, choices=["mixed_float16", "mixed_bfloat16"], help="Keras mixed-precision policy (float16 uses loss scaling)")
-    parser.add_argument("--distribution", default="auto", choices=["auto", "none", "mirrored", "multi_worker", "tpu", "data_parallel", "model_parallel", "ddp"], help="auto: TPU (TPU_NAME), multi-worker (TF_CONFIG), all GPUs / JAX devices, or DDP under torchrun; see keras_pretrain.distribute")
+    parser.add_argument("--distribution", default="auto", choices=["auto", "none", "mirrored", "multi_worker", "tpu", "data_parallel", "model_parallel", "ddp"], help="auto: TPU (TPU_NAME), all GPUs / JAX devices, or DDP under torchrun (multi_worker only when named: it reads TF_CONFIG); see keras_pretrain.distribute")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default=None, help="output folder (default: runs/<model>-<time>); a new folder, or the folder of an interrupted run with the same settings to resume it")
     parser.add_argument("--verbose", type=int, default=1, help="Keras progress bar: 0 silent, 1 bar, 2 one line per epoch")
@@ -387,9 +387,9 @@ def main(argv=None):
     is written), 1 an error during the run, 128 + signal number when stopped
     by SIGTERM / SIGINT (the last epoch's checkpoint stays whole: rerun the
     same command to resume)."""
-    from keras_pretrain.errors import KerasPretrainError
-
     with common.stop_on_signals():
+        from keras_pretrain.errors import KerasPretrainError
+
         parser = build_parser()
         args = parser.parse_args(argv)
         locked = False
@@ -399,9 +399,11 @@ def main(argv=None):
             locked = dist.is_chief
             return run(args, paths, dist, start_epoch)
         except common.Interrupted as e:
-            where = f"; rerun the same command to resume {args.out}" if locked else ""
-            print(f"pretrain: stopped by {e.name} (checkpoint of epoch {common.checkpoint_epoch(args.out) if locked else 0} "
-                  f"kept{where})", file=sys.stderr)
+            if locked:
+                print(f"pretrain: stopped by {e.name} (checkpoint of epoch {common.checkpoint_epoch(args.out)} kept; "
+                      f"rerun the same command to resume {args.out})", file=sys.stderr)
+            else:
+                print(f"pretrain: stopped by {e.name} before the run started (nothing written)", file=sys.stderr)
             raise SystemExit(common.interrupted_exit_code(e)) from None
         except (common.RunError, KerasPretrainError) as e:
             print(f"pretrain: error: {e}", file=sys.stderr)
