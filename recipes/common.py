@@ -82,7 +82,11 @@ def _pid_alive(pid):
         return False
     except PermissionError:  # someone else's live process
         return True
-    return True
+    try:  # a killed run its parent has not reaped yet (a zombie) is dead too
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
 
 
 def acquire_lock(parser, out):
@@ -150,13 +154,19 @@ def check_corpus(parser, paths, flag):
     from keras_pretrain.data import read_documents
     from keras_pretrain.errors import CorpusFormatError
 
+    import logging
+
     stats = CorpusStats()
+    quiet = logging.getLogger("keras_pretrain.data.corpus")
+    was_disabled, quiet.disabled = quiet.disabled, True  # the summary below says it once
     try:
         for document in read_documents(paths, stats=stats):
             if any(sentence.strip() for sentence in document):
                 return
     except (CorpusFormatError, OSError) as e:
         parser.error(f"{flag}: {e}")
+    finally:
+        quiet.disabled = was_disabled
     names = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
     if not stats.lines_read:
         parser.error(f"{flag}: {names}: empty (no text to train on)")
