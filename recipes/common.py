@@ -331,8 +331,9 @@ def write_checkpoint(model, out, epoch):
         reason = e.strerror or str(e).splitlines()[0]
         if e.errno == 28 or "No space left on device" in str(e):  # h5py reports it in its message
             reason = "No space left on device" + (f": {e.strerror}" if e.strerror and "space" not in e.strerror else "")
-        raise RunError(f"cannot write the checkpoint of epoch {epoch} in {folder} ({reason}); "
-                       f"the previous checkpoint (epoch {checkpoint_epoch(out)}) is intact") from None
+        kept = checkpoint_epoch(out)
+        kept = f"the previous checkpoint (epoch {kept}) is intact" if kept else "no earlier checkpoint"
+        raise RunError(f"cannot write the checkpoint of epoch {epoch} in {folder} ({reason}); {kept}") from None
     for name in (previous or {}).get("weights"), (previous or {}).get("rng"):
         if name and name not in (weights, rng):
             with contextlib.suppress(OSError):
