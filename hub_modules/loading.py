@@ -222,7 +222,7 @@ def load_model(path, metadata=None):
         path, metadata = read_metadata(path)
     model_path = os.path.join(path, "model.keras")
     if not os.path.exists(model_path):
-        raise CheckpointFormatError(f"{path}: model.keras missing.")
+        raise CheckpointFormatError(f"{path}: model.keras missing ({model_path}; the module is incomplete, export it again).")
     _import_families()
     try:
         model = keras.models.load_model(model_path, compile=False)
@@ -268,9 +268,14 @@ def load_tokenizer(path, lowercase=None):
     folder = os.path.join(path, "tokenizer")
     if not os.path.isdir(folder):
         raise CheckpointFormatError(f"{path}: this module has no tokenizer/ folder.")
+    if not os.path.exists(os.path.join(folder, "tokenizer.json")):
+        raise CheckpointFormatError(f"{os.path.join(folder, 'tokenizer.json')}: missing (the module is incomplete; export it again).")
     _import_families()
     try:
         tokenizer = read_tokenizer(folder)
+    except FileNotFoundError as e:
+        missing = e.filename or str(e)
+        raise CheckpointFormatError(f"{missing}: missing (the module's tokenizer is incomplete; export it again).") from None
     except Exception as e:
         raise CheckpointFormatError(f"{folder}: unreadable tokenizer ({type(e).__name__}: {e}).") from None
     return with_lowercase(tokenizer, lowercase)

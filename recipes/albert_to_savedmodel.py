@@ -36,6 +36,9 @@ def build_parser():
     parser.add_argument("--overwrite", action="store_true", help="replace existing encoder/ and preprocessor/")
     parser.add_argument("--lowercase", action=argparse.BooleanOptionalAction, default=None,
                         help="the vocabulary's casing (default: from the archive name, else uncased as every published ALBERT)")
+    parser.add_argument("--max-extract-bytes", type=int, default=None,
+                        help="most bytes the archive may expand to (default: max(100x its size, 1 GB), or "
+                             "KERAS_PRETRAIN_MAX_EXTRACT_BYTES; 0: no limit)")
     return parser
 
 
@@ -65,7 +68,8 @@ def main(argv=None):
         from keras_pretrain.export import export_preprocessor
         from keras_pretrain.models.albert import load_albert
 
-        model, tokenizer = load_albert(args.tarball, pretrainer=not args.no_mlm, lowercase=args.lowercase)
+        model, tokenizer = load_albert(args.tarball, pretrainer=not args.no_mlm, lowercase=args.lowercase,
+                                       max_extract_bytes=args.max_extract_bytes)
         if tokenizer is None:
             return fail(
                 f"{args.tarball}: no vocabulary found (30k-clean.model, vocab_chinese.txt or vocab.txt)."

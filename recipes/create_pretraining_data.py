@@ -12,14 +12,19 @@ Example:
 """
 
 import argparse
+import contextlib
 import os
 import random
 import sys
+import tempfile
 import time
 
 from recipes import common
 
 OBJECTIVES = ("nsp", "sop", "full_sentences", "doc_sentences")
+# The most positions of the models these records are for (BERT, ALBERT,
+# RoBERTa, ERNIE: 512); every instance is padded to --max_seq_length.
+MAX_SEQ_LENGTH = 512
 MASKINGS = ("token", "whole_word", "ngram", "knowledge")
 
 
@@ -34,7 +39,7 @@ def build_parser():
     p.add_argument("--vocab_file", required=True, help="WordPiece vocab.txt.")
     p.add_argument("--output_file", required=True,
                    help="Output file, or a pattern with {shard} and {num_shards} fields; "
-                        "comma-separated list allowed (as the original).")
+                        "comma-separated list allowed (as the original). Existing files are never overwritten.")
     p.add_argument("--num_shards", type=int, default=1, help="Shards for a pattern output_file.")
     p.add_argument("--do_lower_case", action=argparse.BooleanOptionalAction, default=True,
                    help="Lower-case (and strip accents) the input: uncased vocabularies.")
@@ -42,7 +47,7 @@ def build_parser():
                    help="nsp (BERT), sop (ALBERT), full_sentences / doc_sentences (RoBERTa, no pair task).")
     p.add_argument("--masking", choices=MASKINGS, default="token",
                    help="token (BERT), whole_word (BERT-wwm), ngram (ALBERT), knowledge (ERNIE 1.0).")
-    p.add_argument("--max_seq_length", type=int, default=128)
+    p.add_argument("--max_seq_length", type=int, default=128, help=f"tokens per instance, at most {MAX_SEQ_LENGTH}")
     p.add_argument("--max_predictions_per_seq", type=int, default=20)
     p.add_argument("--masked_lm_prob", type=float, default=0.15)
     p.add_argument("--dupe_factor", type=int, default=10,
@@ -66,8 +71,9 @@ def build_parser():
 
 def check_args(parser, args):
     """Reject bad arguments with a clear message (exit code 2)."""
-    if args.max_seq_length < 5:
-        parser.error(f"--max_seq_length must be at least 5, got {args.max_seq_length}")
+    if not 5 <= args.max_seq_length <= MAX_SEQ_LENGTH:
+        parser.error(f"--max_seq_length must be in [5, {MAX_SEQ_LENGTH}] (the positions of BERT, ALBERT, "
+                     f"RoBERTa and ERNIE), got {args.max_seq_length}")
     if not 1 <= args.max_predictions_per_seq <= args.max_seq_length:
         parser.error(
             f"--max_predictions_per_seq must be in [1, max_seq_length={args.max_seq_length}], "
@@ -99,8 +105,30 @@ def check_args(parser, args):
     inputs = [p for arg in args.input_file for p in arg.split(",") if p]
     try:
         args.input_files = expand_paths(inputs)
-    except FileNotFoundError as e:
+    except (FileNotFoundError, ValueError) as e:
         parser.error(f"--input_file: {e}")
+    common.check_corpus(parser, args.input_files, "--input_file")
+    check_outputs(parser, args)
+
+
+def check_outputs(parser, args):
+    """Every output file must be new and its folder writable (exit 2 before any work)."""
+    try:
+        args.output_files = output_files(args)
+    except (KeyError, IndexError, ValueError) as e:
+        parser.error(f"--output_file: bad pattern {args.output_file!r} ({e!r}); use {{shard}} and {{num_shards}}")
+    if len(set(args.output_files)) != len(args.output_files):
+        parser.error(f"--output_file: the same file appears twice in {args.output_files}")
+    for path in args.output_files:
+        if os.path.lexists(path):
+            parser.error(f"--output_file: {path} already exists; nothing is overwritten (remove it or choose another name)")
+        folder = os.path.dirname(os.path.abspath(path))
+        try:
+            os.makedirs(folder, exist_ok=True)
+            with tempfile.NamedTemporaryFile(dir=folder, prefix=".write-check-"):
+                pass
+        except OSError as e:
+            parser.error(f"--output_file: cannot write in {folder} ({e.strerror or e})")
 
 
 def build_tokenizer(vocab_file, lowercase):
@@ -158,7 +186,39 @@ def output_files(args):
     return shard_paths(args.output_file, args.num_shards)
 
 
+def write_new_files(instances, files, vocabulary, args):
+    """Writes `.partial` files, then renames each to its name if that is still
+    free: an interrupted or failed run leaves no half-written output, and no
+    existing file is replaced (a file created meanwhile is an error)."""
+    from keras_pretrain.data.tfrecords import write_instances
+
+    partial = [f"{path}.partial-{os.getpid()}" for path in files]
+    try:
+        count = write_instances(instances, partial, vocabulary, args.max_seq_length, args.max_predictions_per_seq)
+        for tmp, path in zip(partial, files):
+            if os.path.lexists(path):
+                raise FileExistsError(f"{path} appeared while writing; it was left as it is")
+            os.replace(tmp, path)
+        return count
+    finally:
+        for tmp in partial:
+            with contextlib.suppress(OSError):
+                os.remove(tmp)
+
+
 def main(argv=None):
+    with common.stop_on_signals():
+        try:
+            return _main(argv)
+        except common.Interrupted as e:
+            print(f"create_pretraining_data: stopped by {e.name}; no output file was written", file=sys.stderr)
+            return common.interrupted_exit_code(e)
+        except OSError as e:
+            print(f"create_pretraining_data: error: {e}", file=sys.stderr)
+            return 1
+
+
+def _main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
     check_args(parser, args)
@@ -169,7 +229,6 @@ def main(argv=None):
         tokenize_documents,
         tokenizer_vocabulary,
     )
-    from keras_pretrain.data.tfrecords import write_instances
     from keras_pretrain.errors import KerasPretrainError
 
     start = time.time()
@@ -206,21 +265,18 @@ def main(argv=None):
     for issue in stats.issues[:10]:
         print(f"skipped {issue}")
     if not instances:
-        print("error: no instance could be built from the input", file=sys.stderr)
-        return 1
+        parser.error(f"--input_file: no instance could be built from {args.input_files} "
+                     f"(documents={stats.documents}, sentences={stats.sentences}); use more text or a smaller --max_seq_length")
 
     for instance in instances[: args.num_examples_to_print]:
         print("*** Example ***")
         print(str(instance), end="")
 
-    files = output_files(args)
+    files = args.output_files
     print(f"*** Writing to output files ({len(files)}) ***")
     for path in files:
         print(f"  {path}")
-    count = write_instances(
-        instances, files, {t: i for i, t in enumerate(vocabulary)}, args.max_seq_length,
-        args.max_predictions_per_seq,
-    )
+    count = write_new_files(instances, files, {t: i for i, t in enumerate(vocabulary)}, args)
     labels = sum(i.is_random_next for i in instances)
     predictions = sum(len(i.masked_lm_positions) for i in instances)
     print(

@@ -8,7 +8,6 @@ three minutes on 2 CPU cores. Run `python -m recipes.distill --help` for every o
 """
 
 import argparse
-import os
 import sys
 import tempfile
 import time
@@ -57,6 +56,7 @@ def check_args(parser, args):
         parser.error(f"corpus: {e}")
     if not paths:
         parser.error(f"corpus: no file found in {args.corpus}")
+    common.check_corpus(parser, paths, "--corpus")
     for name in ("vocab_size", "hidden_dim", "num_heads", "teacher_layers", "student_layers", "seq_length",
                  "max_predictions", "batch_size", "teacher_steps", "distill_steps", "eval_batches"):
         if getattr(args, name) <= 0:

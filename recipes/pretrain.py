@@ -70,6 +70,12 @@ FAMILIES = {
 }
 MASKED_LM = ("albert", "bert", "roberta", "distil_bert", "ernie")  # fill-mask at the end
 MODELS = tuple(FAMILIES)
+# The longest --seq-length without a preset (BERT's 512 positions); with a
+# preset, the preset's own positions.
+MAX_SEQ_LENGTH = 512
+BACKBONES = {"gpt": ("keras_pretrain.models.gpt", "GPTBackbone"),
+             "xlnet": ("keras_pretrain.models.xlnet", "XLNetBackbone"),
+             "elmo": ("keras_pretrain.models.elmo", "ElmoBackbone")}
 
 
 def build_parser():
@@ -97,10 +103,10 @@ def build_parser():
     parser.add_argument("--learning-rate", type=float, default=None, help="peak learning rate (default: the family's demo rate, 1e-3 for ALBERT, else 2e-3)")
     parser.add_argument("--optimizer", default="adamw", choices=["adamw", "lamb"])
     parser.add_argument("--eval-batches", type=int, default=8, help="held-out batches for the accuracy before/after")
-    parser.add_argument("--lowercase", default=True, type=lambda s: s.lower() in ("1", "true", "yes"), help="lower-case the text (uncased vocabulary)")
+    parser.add_argument("--lowercase", default=True, type=common.boolean, help="lower-case the text (uncased vocabulary): true or false")
     parser.add_argument("--dropout", type=float, default=None, help="dropout of the demo configuration / override of the preset's (default: 0 for ALBERT as v2, else 0.1)")
     parser.add_argument("--mixed-precision", default=None, choices=["mixed_float16", "mixed_bfloat16"], help="Keras mixed-precision policy (float16 uses loss scaling)")
-    parser.add_argument("--distribution", default="auto", choices=["auto", "none", "mirrored", "multi_worker", "tpu", "data_parallel", "model_parallel", "ddp"], help="auto: TPU (TPU_NAME), multi-worker (TF_CONFIG), all GPUs / JAX devices, or DDP under torchrun; see keras_pretrain.distribute")
+    parser.add_argument("--distribution", default="auto", choices=["auto", "none", "mirrored", "multi_worker", "tpu", "data_parallel", "model_parallel", "ddp"], help="auto: TPU (TPU_NAME), all GPUs / JAX devices, or DDP under torchrun (multi_worker only when named: it reads TF_CONFIG); see keras_pretrain.distribute")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default=None, help="output folder (default: runs/<model>-<time>); a new folder, or the folder of an interrupted run with the same settings to resume it")
     parser.add_argument("--verbose", type=int, default=1, help="Keras progress bar: 0 silent, 1 bar, 2 one line per epoch")
@@ -124,10 +130,21 @@ def check_args(parser, args):
         parser.error(f"--lexicon: no such file {args.lexicon!r}")
     if args.vocab is not None and not os.path.isfile(args.vocab):
         parser.error(f"--vocab: no such file {args.vocab!r}")
-    for name in ("steps", "batch_size", "seq_length", "max_predictions", "steps_per_epoch", "epochs"):
+    for name in ("steps", "batch_size", "seq_length", "max_predictions", "steps_per_epoch", "epochs",
+                 "vocab_size", "dupe_factor", "eval_batches"):
         value = getattr(args, name)
         if value is not None and value <= 0:
             parser.error(f"--{name.replace('_', '-')} must be positive")
+    if args.max_predictions > args.seq_length:
+        parser.error(f"--max-predictions {args.max_predictions} exceeds --seq-length {args.seq_length}")
+    if args.dropout is not None and not 0.0 <= args.dropout < 1.0:
+        parser.error(f"--dropout must be in [0, 1), got {args.dropout}")
+    if args.learning_rate is not None and not args.learning_rate > 0:
+        parser.error(f"--learning-rate must be positive, got {args.learning_rate}")
+    positions, source = check_preset(parser, args)
+    if args.seq_length > positions:
+        parser.error(f"--seq-length {args.seq_length} exceeds the {positions} positions of {source}")
+    common.check_corpus(parser, paths, "--corpus")
     family = FAMILIES.get(args.model, {})
     if args.learning_rate is None:
         args.learning_rate = family.get("learning_rate", 2e-3)
@@ -136,6 +153,45 @@ def check_args(parser, args):
     if args.out is None:
         args.out = os.path.join("runs", f"{args.model}-{time.strftime('%Y%m%d-%H%M%S')}")
     return paths
+
+
+def backbone_class(model):
+    if model in BACKBONES:
+        import importlib
+
+        module, name = BACKBONES[model]
+        return getattr(importlib.import_module(module), name)
+    return model_classes(model)[0]
+
+
+def check_preset(parser, args):
+    """(positions, what they belong to) after checking `--preset`: a published
+    name or a preset folder (exit 2 otherwise, before anything is written)."""
+    if not args.preset:
+        return MAX_SEQ_LENGTH, f"the demo configuration (at most {MAX_SEQ_LENGTH})"
+    backbone = backbone_class(args.model)
+    names = sorted(backbone.preset_configs)
+    if args.preset in backbone.preset_configs:
+        config = backbone.preset_configs[args.preset]["config"]
+    elif os.path.isdir(args.preset):
+        try:
+            with open(os.path.join(args.preset, "config.json")) as f:
+                config = json.load(f).get("config", {})
+        except (OSError, ValueError) as e:
+            parser.error(f"--preset: {args.preset!r} is not a preset folder (config.json: {e})")
+    else:
+        parser.error(f"--preset: unknown {args.model} preset {args.preset!r}; choose one of {names} "
+                     "or a preset folder written by save_to_preset")
+    from keras_pretrain.models.backbone import check_sizes
+    from keras_pretrain.errors import ConfigError
+
+    if {"num_heads", "hidden_dim"} <= set(config):
+        sizes = {k: config[k] for k in ("num_layers", "intermediate_dim", "vocabulary_size") if k in config}
+        try:
+            check_sizes(backbone.__name__, config["num_heads"], config["hidden_dim"], **sizes)
+        except ConfigError as e:
+            parser.error(f"--preset {args.preset}: {e}")
+    return config.get("max_sequence_length") or MAX_SEQ_LENGTH, f"--preset {args.preset}"
 
 
 def run_config(args):
@@ -152,6 +208,8 @@ def learn_vocabulary(paths, size, lowercase, out):
     from keras_pretrain.data import read_documents
 
     lines = [s.lower() if lowercase else s for doc in read_documents(paths) for s in doc]
+    if not lines:
+        raise ValueError(f"no text to learn a vocabulary from in {paths}")
     vocabulary = keras_hub.tokenizers.compute_word_piece_vocabulary(
         tf.data.Dataset.from_tensor_slices(lines).batch(1000),
         size,
@@ -161,8 +219,7 @@ def learn_vocabulary(paths, size, lowercase, out):
         reserved_tokens=SPECIAL_TOKENS,
     )
     path = os.path.join(out, "vocab.txt")
-    with open(path, "w", encoding="utf-8") as f:
-        f.write("\n".join(vocabulary) + "\n")
+    common.write_text(path, "\n".join(vocabulary) + "\n")
     return path
 
 
@@ -235,12 +292,25 @@ def masked_lm_job(args, paths):
 
 
 def wordpiece_vocabulary(args, paths):
-    if args.vocab is not None:
-        return args.vocab
-    vocab = os.path.join(args.out, "vocab.txt")
-    if not os.path.exists(vocab):  # learned once, kept on resume
-        learn_vocabulary(paths, args.vocab_size, args.lowercase, args.out)
-    return vocab
+    """The vocabulary file, or its tokens padded with `[unused{i}]` up to a
+    multiple of `args.vocabulary_multiple` (model parallelism shards the
+    embedding rows evenly, as large trainers pad their vocabularies)."""
+    vocab = args.vocab
+    if vocab is None:
+        vocab = os.path.join(args.out, "vocab.txt")
+        if not os.path.exists(vocab):  # learned once, kept on resume
+            learn_vocabulary(paths, args.vocab_size, args.lowercase, args.out)
+    multiple = getattr(args, "vocabulary_multiple", 1)
+    if multiple <= 1:
+        return vocab
+    with open(vocab, encoding="utf-8") as f:
+        tokens = [line.rstrip("\n") for line in f if line.rstrip("\n")]
+    known, i = set(tokens), 0
+    while len(tokens) % multiple:
+        if f"[unused{i}]" not in known:
+            tokens.append(f"[unused{i}]")
+        i += 1
+    return tokens
 
 
 def gpt_job(args, paths):
@@ -273,8 +343,7 @@ def elmo_job(args, paths):
     from keras_pretrain.models.elmo import elmo_pretraining_dataset
 
     vocab = build_word_vocabulary(paths, max_size=args.vocab_size, lowercase=args.lowercase)
-    with open(os.path.join(args.out, "words.txt"), "w", encoding="utf-8") as f:
-        f.write("\n".join(vocab) + "\n")
+    common.write_text(os.path.join(args.out, "words.txt"), "\n".join(vocab) + "\n")
     data = dict(seq_length=args.seq_length, batch_size=args.batch_size, lowercase=args.lowercase)
     train = elmo_pretraining_dataset(paths, vocab, seed=args.seed, **data)
     held_out = elmo_pretraining_dataset(paths, vocab, seed=args.seed + 1, **data).take(args.eval_batches).cache()
@@ -314,18 +383,50 @@ JOBS = {"albert": masked_lm_job, "bert": masked_lm_job, "roberta": masked_lm_job
 
 
 def main(argv=None):
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    paths = check_args(parser, args)
+    """Runs the recipe; exit codes: 2 bad arguments or input (before anything
+    is written), 1 an error during the run, 128 + signal number when stopped
+    by SIGTERM / SIGINT (the last epoch's checkpoint stays whole: rerun the
+    same command to resume)."""
+    with common.stop_on_signals():
+        from keras_pretrain.errors import KerasPretrainError
 
-    import keras
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        locked = False
+        try:
+            paths = check_args(parser, args)
+            dist, start_epoch = setup(parser, args)
+            locked = dist.is_chief
+            return run(args, paths, dist, start_epoch)
+        except common.Interrupted as e:
+            if locked:
+                print(f"pretrain: stopped by {e.name} (checkpoint of epoch {common.checkpoint_epoch(args.out)} kept; "
+                      f"rerun the same command to resume {args.out})", file=sys.stderr)
+            else:
+                print(f"pretrain: stopped by {e.name} before the run started (nothing written)", file=sys.stderr)
+            raise SystemExit(common.interrupted_exit_code(e)) from None
+        except (common.RunError, KerasPretrainError) as e:
+            print(f"pretrain: error: {e}", file=sys.stderr)
+            raise SystemExit(1) from None
+        finally:
+            if locked:
+                common.release_lock(args.out)
 
+
+def setup(parser, args):
+    """The distribution, then the output folder (created and locked last,
+    once every check passed). Returns (distribution, epoch to resume from)."""
     from keras_pretrain.distribute import get_distribution
-    from keras_pretrain.distribute import set_mixed_precision
-    from keras_pretrain.optimizers import make_optimizer
+    from keras_pretrain.errors import ConfigError
 
     # First: MultiWorkerMirroredStrategy must exist before any other TF op.
-    dist = get_distribution(args.distribution)
+    try:
+        dist = get_distribution(args.distribution)
+    except ConfigError as e:
+        parser.error(f"--distribution {args.distribution}: {e}")
+    if dist.vocabulary_multiple > 1 and args.model == "gpt":
+        parser.error(f"--distribution {dist.name}: GPT's byte-pair vocabulary cannot be padded to a multiple of "
+                     f"{dist.vocabulary_multiple}; use a WordPiece family (bert, albert, roberta, distil_bert, ernie)")
     if args.batch_size % dist.num_replicas:
         parser.error(f"--batch-size {args.batch_size} (global) must divide by the {dist.num_replicas} replicas of {dist.name}")
     if dist.is_chief:
@@ -333,11 +434,21 @@ def main(argv=None):
     else:  # other workers only read the chief's folder (resume) and write nothing of their own
         os.makedirs(args.out, exist_ok=True)
         start_epoch = common.checkpoint_epoch(args.out)
+    return dist, start_epoch
+
+
+def run(args, paths, dist, start_epoch):
+    import keras
+
+    from keras_pretrain.distribute import set_mixed_precision
+    from keras_pretrain.optimizers import make_optimizer
+
     keras.utils.set_random_seed(args.seed)
     set_mixed_precision(args.mixed_precision)
     started = time.time()
     print(f"keras_pretrain: pretraining {args.model} on {len(paths)} file(s), backend {keras.config.backend()}, output {args.out}")
     print(f"distribution: {dist.name}, {dist.num_replicas} replica(s) x {args.batch_size // dist.num_replicas} = global batch {args.batch_size}")
+    args.vocabulary_multiple = dist.vocabulary_multiple
     with dist.scope():
         job = JOBS[args.model](args, paths)
     args.objective = args.objective or FAMILIES[args.model]["objective"]
@@ -354,8 +465,9 @@ def main(argv=None):
     before = pretrainer.evaluate(held_out, verbose=0, return_dict=True)
     if metric not in before:  # a single-output task names its metric plainly
         metric = metric.split("_", 1)[-1]
+    resume = []
     if start_epoch:
-        common.restore_checkpoint(pretrainer, args.out)
+        resume = [common.restore_checkpoint(pretrainer, args.out)]
         print(f"resuming {args.out} at epoch {start_epoch}/{epochs} (step {start_epoch * args.steps_per_epoch})")
         before = json.load(open(os.path.join(args.out, "before.json")))
     elif dist.is_chief:
@@ -375,7 +487,7 @@ def main(argv=None):
     ] if dist.is_chief else []
     history = pretrainer.fit(
         stream, epochs=epochs, initial_epoch=start_epoch, steps_per_epoch=args.steps_per_epoch,
-        verbose=args.verbose, callbacks=callbacks,
+        verbose=args.verbose, callbacks=resume + callbacks,
     )
     after = pretrainer.evaluate(held_out, verbose=0, return_dict=True)
     print(f"after:  {label} {after[metric]:.3f}, loss {after['loss']:.3f}")

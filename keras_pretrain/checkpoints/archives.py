@@ -9,6 +9,13 @@ zipfile would write as plain files), no device files or FIFOs. A truncated or
 corrupt archive (gzip stream cut short, bad header, CRC error) raises
 `CheckpointFormatError` naming the file, never a bare `EOFError` /
 `tarfile.ReadError` / `zipfile.BadZipFile`.
+
+Size limit (a "tar bomb" never fills the disk): the members' total size must
+not exceed `max(EXPANSION_RATIO x the archive's size, MIN_LIMIT)` (100x, 1 GB;
+published checkpoints expand about 1.1x, as weights compress poorly). Raise it
+with `max_extract_bytes=` or the environment variable
+`KERAS_PRETRAIN_MAX_EXTRACT_BYTES` (bytes; `0` = no limit). The total is read
+from the headers before anything is written.
 """
 
 import gzip
@@ -19,6 +26,10 @@ import zipfile
 import zlib
 
 from keras_pretrain.errors import CheckpointFormatError
+
+EXPANSION_RATIO = 100
+MIN_LIMIT = 1 << 30
+LIMIT_ENV = "KERAS_PRETRAIN_MAX_EXTRACT_BYTES"
 
 # Errors the tarfile / gzip / bz2 / lzma readers raise on damaged input.
 _READ_ERRORS = (tarfile.TarError, zipfile.BadZipFile, EOFError, zlib.error, gzip.BadGzipFile, OSError)
@@ -110,37 +121,78 @@ def check_zip_member(info, folder, archive):
         )
 
 
-def _extract_zip(archive, folder):
+def _extract_zip(archive, folder, limit):
     with zipfile.ZipFile(archive) as zf:
         members = zf.infolist()  # reads the central directory: finds truncation
         if not members:
             raise CheckpointFormatError(f"{archive}: the archive is empty.")
         for info in members:
             check_zip_member(info, folder, archive)
+        total = sum(info.file_size for info in members if not info.is_dir())
+        if limit is not None and total > limit:
+            raise _too_big(archive, total, limit)
         for info in members:
             zf.extract(info, folder)  # CRC checked while reading
     return [m.filename for m in members]
 
 
-def safe_extract(archive, folder):
+def extract_limit(archive, max_extract_bytes=None):
+    """The most bytes `archive` may expand to (None: no limit); see module doc."""
+    if max_extract_bytes is None:
+        raw = os.environ.get(LIMIT_ENV)
+        if raw:
+            try:
+                max_extract_bytes = int(float(raw))
+            except ValueError:
+                raise CheckpointFormatError(f"{LIMIT_ENV}={raw!r} is not a number of bytes.") from None
+    if max_extract_bytes is None:
+        return max(EXPANSION_RATIO * os.path.getsize(archive), MIN_LIMIT)
+    return None if max_extract_bytes <= 0 else int(max_extract_bytes)
+
+
+def _too_big(archive, total, limit):
+    return CheckpointFormatError(
+        f"{archive}: expands to {total / 1e6:,.1f} MB, more than the limit of {limit / 1e6:,.1f} MB "
+        f"({EXPANSION_RATIO}x the archive's {os.path.getsize(archive) / 1e6:,.1f} MB, at least "
+        f"{MIN_LIMIT / 1e6:,.0f} MB); refusing to extract. If the archive is trusted, raise the limit "
+        f"with max_extract_bytes= or {LIMIT_ENV}=<bytes> (0: no limit)."
+    )
+
+
+def safe_extract(archive, folder, max_extract_bytes=None):
     """Extracts the tar or zip archive `archive` into `folder`, checked.
+
+    Args:
+        archive: path of a tar (any compression) or zip archive.
+        folder: where to extract (created).
+        max_extract_bytes: the most bytes the members may total; default
+            `KERAS_PRETRAIN_MAX_EXTRACT_BYTES` or max(100 x the archive's
+            size, 1 GB); 0 or less: no limit.
 
     Returns:
         The list of extracted member names.
+
+    Raises:
+        CheckpointFormatError: an unsafe member, a damaged archive, or more
+            bytes than the limit (checked before anything is written).
     """
     archive = os.fspath(archive)
     if not os.path.isfile(archive):
         raise CheckpointFormatError(f"{archive}: no such archive file.")
+    limit = extract_limit(archive, max_extract_bytes)
     os.makedirs(folder, exist_ok=True)
     try:
         if is_zip(archive):
-            return _extract_zip(archive, folder)
+            return _extract_zip(archive, folder, limit)
         with tarfile.open(archive, "r:*") as tar:
             members = tar.getmembers()  # reads every header: finds truncation
             if not members:
                 raise CheckpointFormatError(f"{archive}: the archive is empty.")
             for member in members:
                 check_member(member, folder, archive)
+            total = sum(m.size for m in members if m.isfile())
+            if limit is not None and total > limit:
+                raise _too_big(archive, total, limit)
             for member in members:
                 if hasattr(tarfile, "data_filter"):
                     tar.extract(member, folder, filter="data")

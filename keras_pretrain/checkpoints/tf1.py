@@ -141,7 +141,7 @@ def _missing(path):
 
 
 @contextlib.contextmanager
-def tf1_checkpoint(path, extract_to=None):
+def tf1_checkpoint(path, extract_to=None, max_extract_bytes=None):
     """Yields `(root, prefix)` for an explicit prefix, a folder or an archive.
 
     `root` is the folder to search for the configuration and vocabulary (the
@@ -168,11 +168,11 @@ def tf1_checkpoint(path, extract_to=None):
                 f"{path}: not a .tar.gz / .zip archive, checkpoint folder or checkpoint prefix."
             )
         if extract_to is not None:
-            safe_extract(path, extract_to)
+            safe_extract(path, extract_to, max_extract_bytes=max_extract_bytes)
             yield extract_to, find_checkpoint_prefix(extract_to, path)
         else:
             with tempfile.TemporaryDirectory(prefix="checkpoint_") as tmp:
-                safe_extract(path, tmp)
+                safe_extract(path, tmp, max_extract_bytes=max_extract_bytes)
                 yield tmp, find_checkpoint_prefix(tmp, path)
     else:
         raise _missing(path)

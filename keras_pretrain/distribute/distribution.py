@@ -34,6 +34,9 @@ BACKEND_OF = {
     "data_parallel": "jax", "model_parallel": "jax", "ddp": "torch",
 }
 TPU_TIMEOUT = 30.0
+# Seconds the multi-worker start waits for every worker of TF_CONFIG (env
+# KERAS_PRETRAIN_WORKER_TIMEOUT overrides it).
+WORKER_TIMEOUT = 120.0
 
 
 def configure_cpu_devices(n):
@@ -64,6 +67,9 @@ class Distribution:
     """One process's view of a (possibly) distributed run. See module doc."""
 
     name = "none"
+    # The vocabulary size must divide by this (the "model" axis that shards
+    # the embedding rows); recipes pad their vocabulary up to a multiple.
+    vocabulary_multiple = 1
 
     def __init__(self, num_replicas=1, num_workers=1, worker_index=0):
         self.num_replicas = num_replicas
@@ -127,6 +133,8 @@ class KerasDistribution(Distribution):
         mesh = distribution.device_mesh
         batch_axis = mesh.axis_names.index(distribution.batch_dim_name)
         super().__init__(mesh.shape[batch_axis], jax.process_count(), jax.process_index())
+        if "model" in mesh.axis_names:
+            self.vocabulary_multiple = mesh.shape[mesh.axis_names.index("model")]
         self.name = name
         self.distribution = distribution
 
@@ -140,8 +148,10 @@ def get_distribution(name="auto", *, backbone="BertBackbone", model_parallel=2, 
 
     Args:
         name: one of `NAMES`. `"auto"`: TensorFlow: `"tpu"` when a TPU is
-            configured (`TPU_NAME`), `"multi_worker"` when `TF_CONFIG` names
-            several workers, `"mirrored"` with 2+ GPUs; JAX: `"data_parallel"`
+            configured (`TPU_NAME`), `"mirrored"` with 2+ GPUs (never
+            `"multi_worker"`: a `TF_CONFIG` left in the environment must not
+            turn a plain run into one that waits for other machines; name
+            `"multi_worker"` explicitly); JAX: `"data_parallel"`
             with 2+ devices; torch: `"ddp"` when torchrun set `WORLD_SIZE` > 1;
             otherwise `"none"`.
         backbone: backbone (instance, class or class name) whose layout map
@@ -198,7 +208,11 @@ def _auto_name(backend, tpu):
         if tpu or os.environ.get("TPU_NAME"):
             return "tpu"
         if len(_tf_config().get("cluster", {}).get("worker", [])) > 1:
-            return "multi_worker"
+            import logging
+
+            logging.getLogger(__name__).warning(
+                "TF_CONFIG names several workers, but distribution 'auto' runs on this machine only; "
+                "pass 'multi_worker' (--distribution multi_worker) to train with them.")
         if len(tf.config.list_logical_devices("GPU")) > 1:
             return "mirrored"
     elif backend == "jax":
@@ -242,11 +256,88 @@ def _multi_worker():
             "multi_worker needs TF_CONFIG with cluster.worker (a list of host:port) and "
             f"task {{type: worker, index: i}}; found TF_CONFIG={os.environ.get('TF_CONFIG')!r}."
         )
+    chief = "chief" in config["cluster"]
+    peers = list(config["cluster"].get("chief", [])) + list(workers)
+    me = (config["cluster"]["chief"] if task["type"] == "chief" else workers)[task["index"]]
+    _wait_for_peers(me, [p for p in peers if p != me], _worker_timeout())
     strategy = tf.distribute.MultiWorkerMirroredStrategy()
     _reduce_nested_values(strategy)
-    chief = "chief" in config["cluster"]
     index = task["index"] + (1 if chief and task["type"] == "worker" else 0)
     return TFDistribution("multi_worker", strategy, len(workers) + chief, index)
+
+
+def _worker_timeout():
+    raw = os.environ.get("KERAS_PRETRAIN_WORKER_TIMEOUT")
+    try:
+        return float(raw) if raw else WORKER_TIMEOUT
+    except ValueError:
+        raise ConfigError(f"KERAS_PRETRAIN_WORKER_TIMEOUT={raw!r} is not a number of seconds.") from None
+
+
+def _wait_for_peers(me, peers, timeout):
+    """Wait until every other worker of TF_CONFIG accepts connections, or
+    raise a ConfigError naming those that did not within `timeout` seconds.
+
+    `MultiWorkerMirroredStrategy()` blocks for ever (deaf to SIGTERM) when a
+    worker never comes, so this runs first: meanwhile a plain socket listens
+    on this worker's own port for the others' checks; it closes just before
+    TensorFlow's server takes the port (a peer checking in between retries).
+    """
+    import socket
+    import threading
+    import time
+
+    port = int(me.rpartition(":")[2])
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listener.bind(("", port))
+    except OSError as error:
+        listener.close()
+        raise ConfigError(f"TF_CONFIG: this worker's address {me} cannot be used ({error}).") from None
+    listener.listen(16)
+    listener.settimeout(0.2)
+    stop = threading.Event()
+
+    def answer():
+        while not stop.is_set():
+            try:
+                connection, _ = listener.accept()
+            except OSError:
+                continue
+            with connection:  # the peer closes first (no TIME_WAIT on this port)
+                connection.settimeout(2.0)
+                try:
+                    connection.recv(1)
+                except OSError:
+                    pass
+
+    thread = threading.Thread(target=answer, daemon=True)
+    thread.start()
+    waiting, deadline = set(peers), time.monotonic() + timeout
+    try:
+        while waiting and time.monotonic() < deadline:
+            for peer in sorted(waiting):
+                host, _, peer_port = peer.rpartition(":")
+                try:
+                    socket.create_connection((host, int(peer_port)), timeout=1.0).close()
+                    waiting.discard(peer)
+                except OSError:
+                    pass
+            if waiting:
+                time.sleep(0.5)
+        # Let the others finish their checks of this worker before its port changes hands.
+        time.sleep(1.0 if not waiting else 0)
+    finally:
+        stop.set()
+        thread.join()
+        listener.close()
+    if waiting:
+        raise ConfigError(
+            f"multi_worker: cannot reach the worker(s) {sorted(waiting)} of TF_CONFIG within {timeout:.0f}s "
+            "(start every worker listed in TF_CONFIG, check host:port and firewalls; "
+            "KERAS_PRETRAIN_WORKER_TIMEOUT sets the wait in seconds)."
+        )
 
 
 def _reduce_nested_values(strategy):

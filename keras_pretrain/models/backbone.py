@@ -1,5 +1,6 @@
 """Base classes of every keras_pretrain backbone."""
 
+import numbers
 import os
 
 import keras
@@ -7,6 +8,23 @@ import keras_hub
 from keras import ops
 
 from keras_pretrain.errors import ConfigError
+
+
+def check_sizes(model, num_heads, hidden_dim, **sizes):
+    """Raises a ConfigError unless every size is a positive integer and
+    `hidden_dim` divides by `num_heads` (otherwise attention would silently
+    use `hidden_dim // num_heads` per head, or divide by zero). `model`: the
+    backbone being built (or its class name), named in the message."""
+    name = model if isinstance(model, str) else type(model).__name__
+    sizes = dict(sizes, num_heads=num_heads, hidden_dim=hidden_dim)
+    bad = {k: v for k, v in sizes.items() if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1}
+    if bad:
+        raise ConfigError(f"{name}: sizes must be positive integers; found {bad}.")
+    if hidden_dim % num_heads:
+        raise ConfigError(
+            f"{name}: hidden_dim {hidden_dim} is not divisible by num_heads {num_heads} "
+            f"(each head gets hidden_dim / num_heads dimensions)."
+        )
 
 
 class PresetMixin:

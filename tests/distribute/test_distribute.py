@@ -112,13 +112,32 @@ def test_multi_worker_mirrored_two_processes(tmp_path, reference):
         return {"TF_CONFIG": json.dumps(config)}
 
     results = launch("tf_multi_worker", tmp_path / "wRANK.json", "tensorflow", n=2, env=env)
-    assert [r["name"] for r in results] == ["multi_worker"] * 2  # picked by "auto" from TF_CONFIG
+    assert [r["name"] for r in results] == ["multi_worker"] * 2
     assert [r["is_chief"] for r in results] == [True, False]
     assert results[0]["num_replicas"] == 2 and results[0]["global_batch"] == worker.GLOBAL_BATCH
     for rank, r in enumerate(results):
         assert_same_losses(r["losses"], ref_losses)
         w = final_weights(tmp_path / f"w{rank}.json")
         assert worker.max_diff(ref_weights, w) <= TOLERANCE
+
+
+@once
+def test_tf_config_alone_is_not_multi_worker_and_missing_workers_fail_fast(monkeypatch):
+    """A TF_CONFIG left in the environment does not turn "auto" into a
+    multi-worker run (which would wait for the other machines); an explicit
+    "multi_worker" whose peer never comes fails with a ConfigError naming it
+    within KERAS_PRETRAIN_WORKER_TIMEOUT, instead of hanging."""
+    import time
+
+    me, absent = f"127.0.0.1:{free_port()}", f"127.0.0.1:{free_port()}"
+    config = {"cluster": {"worker": [me, absent]}, "task": {"type": "worker", "index": 0}}
+    monkeypatch.setenv("TF_CONFIG", json.dumps(config))
+    monkeypatch.setenv("KERAS_PRETRAIN_WORKER_TIMEOUT", "2")
+    assert get_distribution("auto").name == "none"
+    started = time.monotonic()
+    with pytest.raises(ConfigError, match=f"cannot reach the worker\\(s\\) \\['{absent}'\\] of TF_CONFIG within 2s"):
+        get_distribution("multi_worker")
+    assert time.monotonic() - started < 30
 
 
 @once

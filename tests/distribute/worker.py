@@ -136,7 +136,7 @@ def mode_tf_mirrored(result):
 def mode_tf_multi_worker(result):
     from keras_pretrain.distribute import get_distribution
 
-    dist = get_distribution("auto")
+    dist = get_distribution("multi_worker")
     result.update(name=dist.name, num_replicas=dist.num_replicas, is_chief=dist.is_chief,
                   global_batch=dist.global_batch_size(GLOBAL_BATCH // dist.num_replicas))
     with dist.scope():

@@ -8,6 +8,7 @@ from keras_pretrain.layers.activations import get_activation
 from keras_pretrain.layers.dropout import Dropout
 from keras_pretrain.layers.transformer_encoder import TransformerEncoder
 from keras_pretrain.models.backbone import Backbone
+from keras_pretrain.models.backbone import check_sizes
 from keras_pretrain.models.bert.bert_backbone import BertBackbone
 from keras_pretrain.models.bert.bert_backbone import bert_kernel_initializer
 
@@ -95,6 +96,8 @@ class AlbertBackbone(Backbone):
         dtype=None,
         **kwargs,
     ):
+        check_sizes(self, vocabulary_size=vocabulary_size, num_layers=num_layers, num_heads=num_heads,
+                    hidden_dim=hidden_dim, intermediate_dim=intermediate_dim, max_sequence_length=max_sequence_length, embedding_dim=embedding_dim, num_groups=num_groups)
         if not 1 <= num_groups <= num_layers:
             raise ConfigError(
                 f"AlbertBackbone: num_groups must be between 1 and num_layers "

@@ -295,7 +295,7 @@ def _load_folder(folder, prefix, pretrainer, lowercase, source):
     return model, find_tokenizer(folder, lowercase, source)
 
 
-def load_albert(path, pretrainer=False, lowercase=None, extract_to=None):
+def load_albert(path, pretrainer=False, lowercase=None, extract_to=None, max_extract_bytes=None):
     """Loads a published ALBERT checkpoint (Google's TF1 format).
 
     Args:
@@ -315,6 +315,8 @@ def load_albert(path, pretrainer=False, lowercase=None, extract_to=None):
         extract_to: folder to extract an archive into (default: a temporary
             folder removed afterwards; the tokenizer keeps its vocabulary in
             memory).
+        max_extract_bytes: size limit of an archive's contents (see
+            `keras_pretrain.checkpoints.archives.safe_extract`).
 
     Returns:
         `(model, tokenizer)`; tokenizer is None when no vocabulary is found.
@@ -327,7 +329,7 @@ def load_albert(path, pretrainer=False, lowercase=None, extract_to=None):
     from keras_pretrain.checkpoints.tf1 import tf1_checkpoint
 
     path = os.fspath(path)
-    with tf1_checkpoint(path, extract_to) as (folder, prefix):
+    with tf1_checkpoint(path, extract_to, max_extract_bytes) as (folder, prefix):
         return _load_folder(folder, prefix, pretrainer, lowercase, path)
 
 

@@ -215,7 +215,7 @@ def convert_huggingface(folder, pretrainer=False, lowercase=None):
     return model, hf_tokenizer(folder, lowercase)
 
 
-def convert_tf1(path, pretrainer=False, lowercase=None, extract_to=None):
+def convert_tf1(path, pretrainer=False, lowercase=None, extract_to=None, max_extract_bytes=None):
     """Original Google BERT: `bert_config.json`, `bert_model.ckpt.*`, `vocab.txt`.
 
     Args:
@@ -233,11 +233,13 @@ def convert_tf1(path, pretrainer=False, lowercase=None, extract_to=None):
             choice is printed.
         extract_to: folder to extract an archive into (default: a temporary
             folder removed afterwards).
+        max_extract_bytes: the most bytes an archive may expand to (see
+            `keras_pretrain.checkpoints.archives`).
     """
     from keras_pretrain.checkpoints.tf1 import tf1_checkpoint
 
     path = os.fspath(path)
-    with tf1_checkpoint(path, extract_to) as (root, prefix):
+    with tf1_checkpoint(path, extract_to, max_extract_bytes) as (root, prefix):
         return _convert_tf1(root, prefix, pretrainer, lowercase, path)
 
 

@@ -7,6 +7,7 @@ from keras_pretrain.layers.activations import get_activation
 from keras_pretrain.layers.dropout import Dropout
 from keras_pretrain.layers.transformer_encoder import TransformerEncoder
 from keras_pretrain.models.backbone import Backbone
+from keras_pretrain.models.backbone import check_sizes
 from keras_pretrain.models.bert.bert_backbone import BertBackbone
 from keras_pretrain.models.bert.bert_backbone import bert_kernel_initializer
 
@@ -66,6 +67,8 @@ class ErnieBackbone(BertBackbone):
         dtype=None,
         **kwargs,
     ):
+        check_sizes(self, vocabulary_size=vocabulary_size, num_layers=num_layers, num_heads=num_heads,
+                    hidden_dim=hidden_dim, intermediate_dim=intermediate_dim, max_sequence_length=max_sequence_length)
         # === Layers ===
         init = lambda: bert_kernel_initializer(initializer_range)  # noqa: E731
         self.token_embedding = keras_hub.layers.ReversibleEmbedding(

@@ -6,6 +6,7 @@ import keras_hub
 from keras_pretrain.layers.activations import get_activation
 from keras_pretrain.layers.dropout import Dropout
 from keras_pretrain.models.backbone import Backbone
+from keras_pretrain.models.backbone import check_sizes
 
 
 def gpt_kernel_initializer(stddev=0.02):
@@ -77,6 +78,8 @@ class GPTBackbone(Backbone):
         dtype=None,
         **kwargs,
     ):
+        check_sizes(self, vocabulary_size=vocabulary_size, num_layers=num_layers, num_heads=num_heads,
+                    hidden_dim=hidden_dim, intermediate_dim=intermediate_dim, max_sequence_length=max_sequence_length)
         # === Layers ===
         init = lambda: gpt_kernel_initializer(initializer_range)  # noqa: E731
         self.token_embedding = keras_hub.layers.ReversibleEmbedding(

@@ -8,6 +8,7 @@ from keras_pretrain.layers.activations import get_activation
 from keras_pretrain.layers.dropout import Dropout
 from keras_pretrain.layers.transformer_encoder import TransformerEncoder
 from keras_pretrain.models.backbone import Backbone
+from keras_pretrain.models.backbone import check_sizes
 from keras_pretrain.models.bert.bert_backbone import bert_kernel_initializer
 
 
@@ -92,6 +93,8 @@ class RobertaBackbone(Backbone):
         dtype=None,
         **kwargs,
     ):
+        check_sizes(self, vocabulary_size=vocabulary_size, num_layers=num_layers, num_heads=num_heads,
+                    hidden_dim=hidden_dim, intermediate_dim=intermediate_dim, max_sequence_length=max_sequence_length)
         # === Layers ===
         self.padding_id = padding_id  # read by `_embed` while building
         init = lambda: bert_kernel_initializer(initializer_range)  # noqa: E731

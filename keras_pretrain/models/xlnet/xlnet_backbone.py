@@ -6,6 +6,7 @@ from keras import ops
 
 from keras_pretrain.layers.dropout import Dropout
 from keras_pretrain.models.backbone import SubclassedBackbone
+from keras_pretrain.models.backbone import check_sizes
 from keras_pretrain.models.xlnet.xlnet_layers import XLNetFeedForward
 from keras_pretrain.models.xlnet.xlnet_layers import XLNetRelativeAttention
 from keras_pretrain.models.xlnet.xlnet_layers import XLNetSharedBiases
@@ -175,8 +176,8 @@ class XLNetBackbone(SubclassedBackbone):
         dtype=None,
         **kwargs,
     ):
-        if hidden_dim % num_heads:
-            raise ValueError(f"hidden_dim {hidden_dim} is not a multiple of num_heads {num_heads}.")
+        check_sizes(self, vocabulary_size=vocabulary_size, num_layers=num_layers, num_heads=num_heads,
+                    hidden_dim=hidden_dim, intermediate_dim=intermediate_dim)
         if attn_type not in ("bi", "uni"):
             raise ValueError(f"attn_type must be 'bi' or 'uni', got {attn_type!r}.")
         # Subclassed model: initialise first so the layers below are tracked
