@@ -16,7 +16,17 @@ CHECKPOINT_DIR = "checkpoint"
 
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
-    """`--help` of every recipe: the module docstring as written, and each option's default."""
+    """`--help` of every recipe: the module docstring as written, and each option's default, once.
+
+    A help line that already states its default (e.g. "(default: the family's own)") is shown as
+    written; flags (default False) and options without a default show none.
+    """
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if "default" in text or action.default in (None, False, argparse.SUPPRESS):
+            return text
+        return super()._get_help_string(action)
 
 
 class RunError(Exception):
@@ -409,13 +419,19 @@ def plot_history(csv_path, png_path, title):
         except (TypeError, ValueError):  # CSVLogger writes "NA" for missing values
             return float("nan")
 
+    import math
+
+    series = {key: [value(r[key]) for r in rows] for key in keys}
+    # A loss that was never logged (e.g. a head the task does not have) gets no line and no legend entry.
+    series = {key: ys for key, ys in series.items() if any(math.isfinite(y) for y in ys)}
     fig, ax = plt.subplots(figsize=(6, 4))
-    for key in keys:
-        ax.plot(epochs, [value(r[key]) for r in rows], marker="o", label=key)
+    for key, ys in series.items():
+        ax.plot(epochs, ys, marker="o", label=key)
     ax.set_xlabel("epoch")
     ax.set_ylabel("loss")
     ax.set_title(title)
-    ax.legend()
+    if series:
+        ax.legend()
     ax.grid(alpha=0.3)
     fig.tight_layout()
     fig.savefig(png_path, dpi=100)

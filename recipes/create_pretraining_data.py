@@ -48,12 +48,12 @@ def build_parser():
     p.add_argument("--masking", choices=MASKINGS, default="token",
                    help="token (BERT), whole_word (BERT-wwm), ngram (ALBERT), knowledge (ERNIE 1.0).")
     p.add_argument("--max_seq_length", type=int, default=128, help=f"tokens per instance, at most {MAX_SEQ_LENGTH}")
-    p.add_argument("--max_predictions_per_seq", type=int, default=20)
-    p.add_argument("--masked_lm_prob", type=float, default=0.15)
+    p.add_argument("--max_predictions_per_seq", type=int, default=20, help="at most this many masked positions per instance")
+    p.add_argument("--masked_lm_prob", type=float, default=0.15, help="fraction of the tokens masked")
     p.add_argument("--dupe_factor", type=int, default=10,
                    help="Number of times to duplicate the input data (with different masks).")
-    p.add_argument("--short_seq_prob", type=float, default=0.1)
-    p.add_argument("--random_seed", type=int, default=12345)
+    p.add_argument("--short_seq_prob", type=float, default=0.1, help="probability of a shorter target length (as the original)")
+    p.add_argument("--random_seed", type=int, default=12345, help="seeds instances and masks")
     p.add_argument("--ngram", type=int, default=3, help="Longest n-gram for --masking ngram.")
     p.add_argument("--segmenter", choices=("none", "jieba"), default="none",
                    help="Chinese word segmenter for whole-word / knowledge masking (jieba is optional).")
@@ -64,8 +64,8 @@ def build_parser():
     p.add_argument("--strict", action="store_true",
                    help="Fail on bad input (invalid UTF-8, empty documents, overlong lines) instead of "
                         "skipping and counting it.")
-    p.add_argument("--max_line_chars", type=int, default=10000)
-    p.add_argument("--num_examples_to_print", type=int, default=5)
+    p.add_argument("--max_line_chars", type=int, default=10000, help="longer lines are bad input (skipped and counted, or refused with --strict)")
+    p.add_argument("--num_examples_to_print", type=int, default=5, help="instances printed in the original readable form")
     return p
 
 

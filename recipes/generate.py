@@ -27,11 +27,11 @@ def build_parser():
     parser.add_argument("--from", dest="source", required=True, help="model folder")
     parser.add_argument("--prompt", action="append", required=True, help="prompt text (repeat for several)")
     parser.add_argument("--max-length", type=int, default=32, help="total tokens, prompt included")
-    parser.add_argument("--sampler", default="greedy", choices=SAMPLERS)
+    parser.add_argument("--sampler", default="greedy", choices=SAMPLERS, help="decoding: greedy, or sampling with top-k / top-p")
     parser.add_argument("--k", type=int, default=None, help="top-k: keep the k most likely tokens (default 10)")
     parser.add_argument("--p", type=float, default=None, help="top-p: smallest set of tokens with probability >= p (default 0.9)")
     parser.add_argument("--temperature", type=float, default=1.0, help="divide the logits by this before the softmax")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0, help="seeds the sampler")
     return parser
 
 

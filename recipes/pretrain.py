@@ -69,6 +69,7 @@ FAMILIES = {
     },
 }
 MASKED_LM = ("albert", "bert", "roberta", "distil_bert", "ernie")  # fill-mask at the end
+HELD_OUT_EVERY = 25
 MODELS = tuple(FAMILIES)
 # The longest --seq-length without a preset (BERT's 512 positions); with a
 # preset, the preset's own positions.
@@ -94,20 +95,20 @@ def build_parser():
     parser.add_argument("--lexicon", default=None, help="knowledge masking: a file of phrases / entities, one per line, each masked as one unit")
     parser.add_argument("--dynamic", action="store_true", help="dynamic masking (a new mask every epoch) instead of static copies")
     parser.add_argument("--dupe-factor", type=int, default=2, help="static masked copies of each instance")
-    parser.add_argument("--seq-length", type=int, default=64)
-    parser.add_argument("--max-predictions", type=int, default=10)
+    parser.add_argument("--seq-length", type=int, default=64, help="tokens per training instance ([CLS] and [SEP] included)")
+    parser.add_argument("--max-predictions", type=int, default=10, help="at most this many masked positions per instance")
     parser.add_argument("--batch-size", type=int, default=32, help="global batch size (split over the replicas of --distribution)")
     parser.add_argument("--steps", type=int, default=1000, help="total training steps (rounded to whole epochs)")
     parser.add_argument("--epochs", type=int, default=None, help="train for this many epochs of --steps-per-epoch instead of --steps")
     parser.add_argument("--steps-per-epoch", type=int, default=100, help="steps between checkpoints, logs and plot points")
     parser.add_argument("--learning-rate", type=float, default=None, help="peak learning rate (default: the family's demo rate, 1e-3 for ALBERT, else 2e-3)")
-    parser.add_argument("--optimizer", default="adamw", choices=["adamw", "lamb"])
+    parser.add_argument("--optimizer", default="adamw", choices=["adamw", "lamb"], help="AdamW or LAMB, with warmup, linear decay and gradient clipping")
     parser.add_argument("--eval-batches", type=int, default=8, help="held-out batches for the accuracy before/after")
     parser.add_argument("--lowercase", default=True, type=common.boolean, help="lower-case the text (uncased vocabulary): true or false")
     parser.add_argument("--dropout", type=float, default=None, help="dropout of the demo configuration / override of the preset's (default: 0 for ALBERT as v2, else 0.1)")
     parser.add_argument("--mixed-precision", default=None, choices=["mixed_float16", "mixed_bfloat16"], help="Keras mixed-precision policy (float16 uses loss scaling)")
     parser.add_argument("--distribution", default="auto", choices=["auto", "none", "mirrored", "multi_worker", "tpu", "data_parallel", "model_parallel", "ddp"], help="auto: TPU (TPU_NAME), all GPUs / JAX devices, or DDP under torchrun (multi_worker only when named: it reads TF_CONFIG); see keras_pretrain.distribute")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0, help="seeds the data (instances, masks, order) and the weights")
     parser.add_argument("--out", default=None, help="output folder (default: runs/<model>-<time>); a new folder, or the folder of an interrupted run with the same settings to resume it")
     parser.add_argument("--verbose", type=int, default=1, help="Keras progress bar: 0 silent, 1 bar, 2 one line per epoch")
     parser.add_argument("--no-export", action="store_true", help="skip the TF-Hub-style module export")
@@ -263,10 +264,16 @@ def build_model(args, vocabulary_size):
     return pretrainer_cls(backbone)
 
 
+def held_out_document(index):
+    """Every HELD_OUT_EVERY-th document is held out: never trained on, used for the accuracy and baseline."""
+    return index % HELD_OUT_EVERY == HELD_OUT_EVERY - 1
+
+
 def masked_lm_job(args, paths):
     """BERT / ALBERT: WordPiece, masked LM + NSP or SOP instances."""
     from keras_pretrain.data import CorpusStats
     from keras_pretrain.data import pretraining_dataset
+    from keras_pretrain.errors import ConfigError
     from keras_pretrain.models.bert import BertTokenizer
 
     tokenizer = BertTokenizer(vocabulary=wordpiece_vocabulary(args, paths), lowercase=args.lowercase)
@@ -281,14 +288,37 @@ def masked_lm_job(args, paths):
                        max_predictions=args.max_predictions, batch_size=args.batch_size,
                        masking_kwargs=masking_kwargs)
     dynamic = args.dynamic or FAMILIES[args.model].get("dynamic", False)
+    print(f"building {args.objective} instances with {args.masking} masking "
+          f"({'dynamic' if dynamic else f'{args.dupe_factor} static copies'}); "
+          f"1 document in {HELD_OUT_EVERY} held out ...", flush=True)
     train = pretraining_dataset(paths, tokenizer, dupe_factor=args.dupe_factor, dynamic=dynamic,
-                                seed=args.seed, drop_remainder=True, stats=stats, **data_kwargs)
-    held_out = pretraining_dataset(paths, tokenizer, dupe_factor=1, seed=args.seed + 1, shuffle=True, **data_kwargs)
+                                seed=args.seed, drop_remainder=True, stats=stats,
+                                select=lambda i: not held_out_document(i), **data_kwargs)
+    try:
+        held_out = pretraining_dataset(paths, tokenizer, dupe_factor=1, seed=args.seed + 1, shuffle=True,
+                                       select=held_out_document, **data_kwargs)
+    except ConfigError:  # fewer than HELD_OUT_EVERY documents: nothing to hold out
+        print(f"note: fewer than {HELD_OUT_EVERY} documents, so none is held out; "
+              "the accuracy is measured on training documents")
+        held_out = pretraining_dataset(paths, tokenizer, dupe_factor=1, seed=args.seed + 1, shuffle=True,
+                                       **data_kwargs)
     return types.SimpleNamespace(
         tokenizer=tokenizer, train=train, held_out=held_out.take(args.eval_batches).cache(),
         model=build_model(args, tokenizer.vocabulary_size()), metric="mlm_accuracy",
-        sample=None, stats=stats,
+        sample=None, stats=stats, vocabulary=tokenizer.get_vocabulary(),
     )
+
+
+def unigram_baseline(job, max_batches=200):
+    """(token, accuracy): always predicting the most frequent training target, on the held-out positions."""
+    from keras_pretrain.data import target_counts
+    from keras_pretrain.data import unigram_accuracy
+
+    counts = target_counts(job.train, max_batches=max_batches)
+    if not counts:
+        return None
+    token_id = counts.most_common(1)[0][0]
+    return job.vocabulary[token_id], unigram_accuracy(job.held_out, token_id)
 
 
 def wordpiece_vocabulary(args, paths):
@@ -299,7 +329,10 @@ def wordpiece_vocabulary(args, paths):
     if vocab is None:
         vocab = os.path.join(args.out, "vocab.txt")
         if not os.path.exists(vocab):  # learned once, kept on resume
+            started = time.time()
+            print(f"learning a {args.vocab_size}-token WordPiece vocabulary from the corpus ...", flush=True)
             learn_vocabulary(paths, args.vocab_size, args.lowercase, args.out)
+            print(f"vocabulary: {vocab} ({time.time() - started:.0f}s)", flush=True)
     multiple = getattr(args, "vocabulary_multiple", 1)
     if multiple <= 1:
         return vocab
@@ -491,6 +524,10 @@ def run(args, paths, dist, start_epoch):
     )
     after = pretrainer.evaluate(held_out, verbose=0, return_dict=True)
     print(f"after:  {label} {after[metric]:.3f}, loss {after['loss']:.3f}")
+    baseline = unigram_baseline(job) if metric == "mlm_accuracy" and dist.is_chief else None
+    if baseline is not None:
+        print(f"unigram baseline on the same held-out positions (always {baseline[0]!r}, the most frequent "
+              f"training target): {label} {baseline[1]:.3f}")
     if not dist.is_chief:  # the chief saves, exports and writes the summary
         return {"worker": dist.worker_index, "after": after}
     if job.sample is not None:
@@ -517,7 +554,9 @@ def run(args, paths, dist, start_epoch):
     summary = {
         "model": args.model, "objective": args.objective, "masking": args.masking, "metric": metric,
         "backend": keras.config.backend(), "steps": int(keras.ops.convert_to_numpy(pretrainer.optimizer.iterations)),
-        "before": before, "after": after, "seconds": round(time.time() - started, 1),
+        "before": before, "after": after,
+        "unigram_baseline": {"token": baseline[0], metric: baseline[1]} if baseline else None,
+        "seconds": round(time.time() - started, 1),
         "final_loss": history.history["loss"][-1] if history.history.get("loss") else None,
     }
     common.write_json(os.path.join(args.out, "summary.json"), summary)

@@ -158,6 +158,7 @@ def pretraining_dataset(
     strict=False,
     masking_kwargs=None,
     stats=None,
+    select=None,
 ):
     """A batched `tf.data.Dataset` of pretraining features from corpus files.
 
@@ -182,6 +183,9 @@ def pretraining_dataset(
         strict: bool, raise on bad corpus input instead of skipping it.
         masking_kwargs: dict, extra arguments of the masking strategy (e.g. `segmenter`, `phrases`).
         stats: optional `CorpusStats` filled while reading.
+        select: optional callable `index -> bool` keeping the documents (numbered in reading order, from
+            0) it accepts, e.g. `lambda i: i % 25 != 0` for training and `lambda i: i % 25 == 0` for a
+            held-out set of whole documents.
 
     Returns:
         A `tf.data.Dataset` of dicts: `input_ids`, `input_mask`, `segment_ids`, `masked_lm_positions`,
@@ -198,9 +202,10 @@ def pretraining_dataset(
     if objective == "full_sentences":
         builder_kwargs["doc_separator"] = special["sep"]
     stats = stats if stats is not None else CorpusStats()
-    documents = tokenize_documents(
-        read_documents(paths, strict=strict, sentence_split=sentence_split, stats=stats), tokenizer
-    )
+    documents = read_documents(paths, strict=strict, sentence_split=sentence_split, stats=stats)
+    if select is not None:
+        documents = (d for i, d in enumerate(documents) if select(i))
+    documents = tokenize_documents(documents, tokenizer)
     if not documents:
         raise ConfigError(f"No document in {paths!r} ({stats}).")
     strategy = _build_masking(masking, vocabulary, special, masked_lm_prob, max_predictions, masking_kwargs)

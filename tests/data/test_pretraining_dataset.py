@@ -110,3 +110,44 @@ def test_fit_on_backend(tmp_path):
     model.compile(optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
     history = model.fit(ds, steps_per_epoch=1, epochs=1, verbose=0, shuffle=False)
     assert np.isfinite(history.history["loss"][0])
+
+
+@pytest.mark.tf_only
+def test_select_keeps_whole_documents_apart(tmp_path):
+    """`select` splits by document: held-out documents never reach the training instances."""
+    tokenizer = _tokenizer(tmp_path)
+    lines = []
+    for i in range(30):  # documents 0..29; the odd ones use "cat", the even ones "dog"
+        word = "cat" if i % 2 else "dog"
+        lines += [f"the {word} see the {word} .", f"big {word} run .", f"small {word} walk .", ""]
+    path = tmp_path / "split.txt"
+    path.write_text("\n".join(lines))
+    kwargs = dict(objective="sop", masking="token", seq_length=16, max_predictions=3, batch_size=4, seed=1)
+    vocab = tokenizer.get_vocabulary()
+    cat, dog = vocab.index("cat"), vocab.index("dog")
+    train = np.concatenate([b["input_ids"] for b in _batches(
+        pretraining_dataset([str(path)], tokenizer, select=lambda i: i % 2 == 0, **kwargs))])
+    held = np.concatenate([b["input_ids"] for b in _batches(
+        pretraining_dataset([str(path)], tokenizer, select=lambda i: i % 2 == 1, **kwargs))])
+    assert (train == dog).any() and not (train == cat).any()
+    assert (held == cat).any() and not (held == dog).any()
+
+
+@pytest.mark.tf_only
+def test_unigram_baseline_counts_weighted_targets():
+    import tensorflow as tf
+
+    from keras_pretrain.data import target_counts
+    from keras_pretrain.data import unigram_accuracy
+
+    features = {
+        "masked_lm_ids": np.array([[7, 7, 5], [7, 9, 0], [5, 5, 0]], "int32"),
+        "masked_lm_weights": np.array([[1, 1, 1], [1, 1, 0], [1, 1, 0]], "float32"),
+    }
+    dataset = tf.data.Dataset.from_tensor_slices(features).batch(2)
+    counts = target_counts(dataset)
+    assert counts == {7: 3, 5: 3, 9: 1}  # padded predictions (weight 0) are not targets
+    assert unigram_accuracy(dataset, 7) == pytest.approx(3 / 7)
+    assert unigram_accuracy(dataset, 5) == pytest.approx(3 / 7)
+    assert unigram_accuracy(dataset, 0) == 0.0
+    assert target_counts(dataset, max_batches=1) == {7: 3, 5: 1, 9: 1}
