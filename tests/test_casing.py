@@ -155,7 +155,7 @@ def test_albert_to_savedmodel_passes_lowercase(tmp_path, monkeypatch):
 
     seen = {}
 
-    def fake_load_albert(path, pretrainer=False, lowercase=None):
+    def fake_load_albert(path, pretrainer=False, lowercase=None, max_extract_bytes=None):
         seen["lowercase"] = lowercase
         return object(), None
 
