@@ -23,9 +23,12 @@ DEFAULT_CORPUS = os.path.join(os.path.dirname(HERE), "corpus", "pretrain.txt")
 SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
 DEMO_PROMPT = "the"
-# Two lines in the style of the corpus (Debian fortunes, the Analects in fortunes-zh).
-DEMO_SENTENCES = ["Always do right: this will gratify some people and astonish the rest. -- Mark [MASK]",
-                  "子[MASK]：“学而时习之，不亦说乎？”"]
+# Fill-mask probes: sentences of held-out documents of the bundled corpus
+# (never trained on; see held_out_document), each masking a word the corpus
+# repeats elsewhere: an attribution or a book title.
+DEMO_SENTENCES = ["I sometimes think that God, in creating man, somewhat overestimated his ability. Oscar [MASK]",
+                  "季康子问政于孔子曰：“如杀无道，以就有道，何如？”《论[MASK]》",
+                  "许人一物，千金不移。龙生龙子，虎生豹儿。《增广贤[MASK]》"]
 
 # Per family: default objective and masking, and a tiny configuration that
 # learns something in minutes on 2 cores.
@@ -89,7 +92,7 @@ def build_parser():
     parser.add_argument("--preset", default=None, help="a published preset name (default: a tiny demo configuration)")
     parser.add_argument("--corpus", nargs="+", default=[DEFAULT_CORPUS], help="corpus files, folders or globs (one sentence per line, blank line between documents)")
     parser.add_argument("--vocab", default=None, help="WordPiece vocab.txt (default: learn one from the corpus)")
-    parser.add_argument("--vocab-size", type=int, default=8000, help="size of the vocabulary learned when --vocab is not given")
+    parser.add_argument("--vocab-size", type=int, default=3000, help="size of the vocabulary learned when --vocab is not given")
     parser.add_argument("--objective", default=None, help="sentence objective: nsp or sop (default: the family's own)")
     parser.add_argument("--masking", default=None, choices=["token", "whole_word", "ngram", "knowledge"], help="masking strategy (default: the family's own)")
     parser.add_argument("--lexicon", default=None, help="knowledge masking: a file of phrases / entities, one per line, each masked as one unit")

@@ -60,6 +60,10 @@ def test_demo_path_exports_and_fills_masks(corpus, tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "before: masked-LM accuracy" in printed and "after:  masked-LM accuracy" in printed
     assert printed.count("[MASK] 1:") == 2
+    assert "unigram baseline on the same held-out positions" in printed
+    with open(os.path.join(out, "summary.json")) as f:
+        baseline = json.load(f)["unigram_baseline"]
+    assert 0.0 <= baseline["mlm_accuracy"] <= 1.0 and baseline["token"]
     for name in ("module/metadata.json", "module/encoder/saved_model.pb", "module/preprocessor/saved_model.pb", "module/model.keras"):
         assert os.path.exists(os.path.join(out, name)), name
 
@@ -181,3 +185,22 @@ def test_readme_model_parallel_command_pads_the_vocabulary(corpus, tmp_path):
                             capture_output=True, text=True, timeout=600)
     assert result.returncode == 2 and "must divide the number of devices (1)" in result.stderr
     assert not os.path.exists(tmp_path / "one")
+
+
+def test_demo_probes_are_held_out_sentences_of_the_bundled_corpus():
+    """Each default fill-mask probe is text of a held-out document (never trained on) with one word masked."""
+    from keras_pretrain.data.corpus import read_documents
+
+    documents = list(read_documents(pretrain.DEFAULT_CORPUS))
+    held_out = ["".join(doc).replace(" ", "") for i, doc in enumerate(documents) if pretrain.held_out_document(i)]
+    assert 0 < len(held_out) <= len(documents) // pretrain.HELD_OUT_EVERY + 1
+
+    def masked_in(probe, doc):  # the text around the mask, then a word of 1-12 characters, then the rest
+        before, after = probe.replace(" ", "").split("[MASK]")
+        return before[:8] in doc and any(
+            doc[p - 6:p] == before[-6:] and any(doc.startswith(after, p + k) for k in range(1, 13))
+            for p in range(6, len(doc)))
+
+    for probe in pretrain.DEMO_SENTENCES:
+        assert probe.count("[MASK]") == 1, probe
+        assert any(masked_in(probe, doc) for doc in held_out), f"{probe!r}: not from a held-out document"
