@@ -26,9 +26,13 @@ DEMO_PROMPT = "the"
 # Fill-mask probes: sentences of held-out documents of the bundled corpus
 # (never trained on; see held_out_document), each masking a word the corpus
 # repeats elsewhere: an attribution or a book title.
-DEMO_SENTENCES = ["I sometimes think that God, in creating man, somewhat overestimated his ability. Oscar [MASK]",
-                  "季康子问政于孔子曰：“如杀无道，以就有道，何如？”《论[MASK]》",
-                  "许人一物，千金不移。龙生龙子，虎生豹儿。《增广贤[MASK]》"]
+DEMO_SENTENCES = [
+    "I sometimes think that God, in creating man, somewhat overestimated his ability. Oscar [MASK]",
+    "季康子问政于孔子曰：“如杀无道，以就有道，何如？”孔子对曰：“子为政，焉用杀？子欲善，而民善矣。"
+    "君子之德风，小人之德草。草上之风，必偃。”《论[MASK]》",
+    "许人一物，千金不移。龙生龙子，虎生豹儿。龙游浅水遭虾戏，虎落平阳被犬欺。一举首登龙虎榜，十年身到风凰池。"
+    "《增广贤[MASK]》",
+]
 
 # Per family: default objective and masking, and a tiny configuration that
 # learns something in minutes on 2 cores.

@@ -1,6 +1,7 @@
 import json
 import os
 
+import keras
 import pytest
 
 from recipes import pretrain
@@ -102,6 +103,13 @@ def tiny_args(corpus, out, steps):
             "--vocab-size", "200", "--eval-batches", "1", "--verbose", "0", "--seed", "3", "--no-export"]
 
 
+def large_on_tensorflow(test):
+    """60-90 s on TensorFlow (2 cores): `make test-large` there; PyTorch (the backend that was wrong) and
+    JAX run it in every `make test`."""
+    return pytest.mark.large(test) if keras.config.backend() == "tensorflow" else test
+
+
+@large_on_tensorflow
 def test_resume_with_dropout_reaches_same_weights(corpus, tmp_path, monkeypatch, capsys):
     """An interrupted run (SIGTERM after 2 of 3 epochs), restarted, ends with
     exactly the weights of an uninterrupted one, with dropout on: the random
