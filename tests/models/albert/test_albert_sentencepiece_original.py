@@ -106,11 +106,8 @@ def test_eager_and_in_graph_equal_the_original(model_file, case):
     assert mismatches([r[1 : int(m.sum()) - 1] for r, m in zip(ids, mask)], expected) == []
 
 
+@pytest.mark.tf_only  # a SavedModel export: runs once, in the TensorFlow run
 def test_exported_preprocessor_equals_the_original(model_file, case, tmp_path):
-    import keras
-
-    if keras.config.backend() != "tensorflow":
-        pytest.skip("SavedModel export runs on the TensorFlow backend")
     import tensorflow as tf
     import tensorflow_text  # noqa: F401 - registers the ops of the SavedModel
 

@@ -85,11 +85,8 @@ def test_in_graph_equals_full_tokenizer(case):
     assert mismatches(rows, expected) == []
 
 
+@pytest.mark.tf_only  # a SavedModel export: runs once, in the TensorFlow run
 def test_exported_preprocessor_equals_full_tokenizer(case, tmp_path):
-    import keras
-
-    if keras.config.backend() != "tensorflow":
-        pytest.skip("SavedModel export runs on the TensorFlow backend")
     import tensorflow as tf
     import tensorflow_text  # noqa: F401 - registers the ops of the SavedModel
 
