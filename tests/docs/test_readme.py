@@ -3,7 +3,7 @@
 The code blocks are read from README.md itself: a README change that breaks a
 command breaks this test. Commands that need a published checkpoint run on a
 tiny fixture of the same layout and name (`albert_base_v2.tar.gz`,
-`uncased_L-12_H-768_A-12/`, a Hugging Face folder, cached modules); sizes are
+`uncased_L-12_H-768_A-12/` and `.zip`, a Hugging Face folder, cached modules); sizes are
 made small by the substitutions listed in SMALLEST (each must match the
 README text once). Everything runs in fresh processes (as a user would), in
 two groups: the Python blocks in one process, the shell commands in one bash
@@ -139,6 +139,16 @@ def workdir(tmp_path_factory):
     hf_reference("gelu", str(work / "path" / "to" / "bert-folder"))
     write_google_bert(randomize_torch_module(transformers.BertForPreTraining(hf_config("gelu_new"))),
                       str(work / "uncased_L-12_H-768_A-12"))
+    # Google's released zip holds that folder (its name at the top).
+    shutil.make_archive(str(work / "uncased_L-12_H-768_A-12"), "zip", str(work), "uncased_L-12_H-768_A-12")
+    # run_pretraining.py's output: model.ckpt-<step>.* (with the bert_config.json used for training copied in).
+    shutil.copytree(work / "uncased_L-12_H-768_A-12", work / "pretraining_output")
+    for name in os.listdir(work / "pretraining_output"):
+        if name.startswith("bert_model.ckpt"):
+            os.rename(work / "pretraining_output" / name,
+                      work / "pretraining_output" / name.replace("bert_model.ckpt", "model.ckpt-1000"))
+    if os.path.exists(work / "pretraining_output" / "checkpoint"):
+        os.remove(work / "pretraining_output" / "checkpoint")
     tarball, _ = build_albert_archive(str(tmp_path_factory.mktemp("albert")))
     shutil.copy(tarball, work / "albert_base_v2.tar.gz")
     cache = work / "cache"
