@@ -5,7 +5,7 @@ With no arguments (the main job, `make demo`) it pretrains a tiny ALBERT
 corpus (`corpus/pretrain.txt`) in a few minutes on 2 CPU cores, prints the
 masked-LM accuracy before and after, saves the model (`.keras` and a keras-hub
 preset folder), exports a TF-Hub-style module, reloads that module from disk
-and prints fill-mask predictions for two sentences.
+and prints fill-mask predictions for three held-out sentences.
 `--model bert` pretrains BERT (masked LM + next sentence prediction) instead.
 """
 
@@ -23,15 +23,15 @@ DEFAULT_CORPUS = os.path.join(os.path.dirname(HERE), "corpus", "pretrain.txt")
 SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
 DEMO_PROMPT = "the"
-# Fill-mask probes: sentences of held-out documents of the bundled corpus
-# (never trained on; see held_out_document), each masking a word the corpus
-# repeats elsewhere: an attribution or a book title.
+# Fill-mask probes: whole held-out documents of the bundled corpus (never
+# trained on; see held_out_document), each masking a word the corpus repeats
+# elsewhere: the 曰 of 子曰 (386 lines), the 语 of 《论语》 (446 titles) and an
+# English attribution (Carroll, 8 lines; a word the 3000-token vocabulary
+# splits, so the hardest of the three).
 DEMO_SENTENCES = [
-    "I sometimes think that God, in creating man, somewhat overestimated his ability. Oscar [MASK]",
-    "季康子问政于孔子曰：“如杀无道，以就有道，何如？”孔子对曰：“子为政，焉用杀？子欲善，而民善矣。"
-    "君子之德风，小人之德草。草上之风，必偃。”《论[MASK]》",
-    "许人一物，千金不移。龙生龙子，虎生豹儿。龙游浅水遭虾戏，虎落平阳被犬欺。一举首登龙虎榜，十年身到风凰池。"
-    "《增广贤[MASK]》",
+    "子[MASK]：“君子成人之美，不成人之恶。小人反是。”《论语》",
+    "孟武伯问孝。子曰：“父母唯其疾之忧。”《论[MASK]》",
+    "The faster I go, the behinder I get. Lewis [MASK]",
 ]
 
 # Per family: default objective and masking, and a tiny configuration that
@@ -41,13 +41,16 @@ FAMILIES = {
     "xlnet": {"objective": "permutation_lm", "masking": None},
     "elmo": {"objective": "bidirectional_lm", "masking": None},
     # ALBERT v2 trains without dropout; with it (or at 2e-3) the tiny demo
-    # model stalls at unigram statistics on the bundled corpus.
+    # model stalls at unigram statistics on the bundled corpus. Two shared
+    # layers take 2500 steps in the time four take 1000, and leave the unigram
+    # plateau (held-out accuracy 0.158 against 0.098).
     "albert": {
         "objective": "sop",
         "masking": "ngram",
         "dropout": 0.0,
         "learning_rate": 1e-3,
-        "demo": {"num_layers": 4, "num_groups": 1, "num_heads": 2, "hidden_dim": 128,
+        "steps": 2500,
+        "demo": {"num_layers": 2, "num_groups": 1, "num_heads": 2, "hidden_dim": 128,
                  "intermediate_dim": 512, "embedding_dim": 64},
     },
     "bert": {
@@ -105,7 +108,7 @@ def build_parser():
     parser.add_argument("--seq-length", type=int, default=64, help="tokens per training instance ([CLS] and [SEP] included)")
     parser.add_argument("--max-predictions", type=int, default=10, help="at most this many masked positions per instance")
     parser.add_argument("--batch-size", type=int, default=32, help="global batch size (split over the replicas of --distribution)")
-    parser.add_argument("--steps", type=int, default=1000, help="total training steps (rounded to whole epochs)")
+    parser.add_argument("--steps", type=int, default=None, help="total training steps, rounded to whole epochs (default: 2500 for the tiny ALBERT demo configuration, else 1000)")
     parser.add_argument("--epochs", type=int, default=None, help="train for this many epochs of --steps-per-epoch instead of --steps")
     parser.add_argument("--steps-per-epoch", type=int, default=100, help="steps between checkpoints, logs and plot points")
     parser.add_argument("--learning-rate", type=float, default=None, help="peak learning rate (default: the family's demo rate, 1e-3 for ALBERT, else 2e-3)")
@@ -158,6 +161,8 @@ def check_args(parser, args):
         args.learning_rate = family.get("learning_rate", 2e-3)
     if args.dropout is None:
         args.dropout = family.get("dropout", 0.1)
+    if args.steps is None:
+        args.steps = 1000 if args.preset else family.get("steps", 1000)
     if args.out is None:
         args.out = os.path.join("runs", f"{args.model}-{time.strftime('%Y%m%d-%H%M%S')}")
     return paths
