@@ -1,7 +1,14 @@
 import os
 
-import keras
-import pytest
+# Masked-LM pretrainers compile with XLA on TensorFlow on CPU (1.05-1.1x per
+# step); in tests the compilation of each tiny model costs more than its few
+# steps (the suite's TF run takes twice as long). Off here and in the
+# subprocesses tests start; tests/models/test_task_xla.py checks that the XLA
+# step equals the plain graph's.
+os.environ.setdefault("KERAS_PRETRAIN_XLA_ON_CPU", "0")
+
+import keras  # noqa: E402
+import pytest  # noqa: E402
 
 
 def pytest_collection_modifyitems(config, items):

@@ -1,5 +1,6 @@
 """Base class of every keras_pretrain task (pretrainers, classifiers, ...)."""
 
+import os
 import sys
 
 import keras
@@ -27,7 +28,9 @@ class TaskMixin:
     compile with XLA on TensorFlow on CPU too (Keras turns XLA off on
     CPU-only machines; for these steps XLA measured 1.05-1.1x faster than
     TensorFlow's graph, with a compilation of a few seconds per shape).
-    Under a `tf.distribute` strategy it stays off, as Keras has it.
+    Under a `tf.distribute` strategy it stays off, as Keras has it, and the
+    environment variable `KERAS_PRETRAIN_XLA_ON_CPU=0` turns it off too
+    (the test suite does: compiling costs more than a few steps gain).
     """
 
     xla_on_cpu = False
@@ -35,6 +38,7 @@ class TaskMixin:
     def _resolve_auto_jit_compile(self):
         if (
             self.xla_on_cpu
+            and os.environ.get("KERAS_PRETRAIN_XLA_ON_CPU", "1") != "0"
             and keras.config.backend() == "tensorflow"
             and not getattr(self, "_distribute_strategy", None)
         ):

@@ -1,0 +1,36 @@
+"""The XLA path of the masked-LM pretrainers on TensorFlow on CPU (on by default, off in the rest of the
+suite through KERAS_PRETRAIN_XLA_ON_CPU=0, see tests/conftest.py) computes the plain graph's steps."""
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from keras_pretrain.models.albert import AlbertBackbone
+from keras_pretrain.models.albert import AlbertPretrainer
+from keras_pretrain.models.bert import BertBackbone
+from keras_pretrain.models.bert import BertPretrainer
+from tests.models.bert.test_bert_tasks import TINY
+from tests.models.bert.test_bert_tasks import pretraining_features
+
+pytestmark = pytest.mark.tf_only  # XLA-on-CPU is a TensorFlow-backend choice
+
+
+def _train(cls, backbone, monkeypatch, xla):
+    monkeypatch.setenv("KERAS_PRETRAIN_XLA_ON_CPU", "1" if xla else "0")
+    keras.utils.set_random_seed(0)
+    model = cls(backbone(**TINY))
+    model.compile(optimizer=keras.optimizers.Adam(1e-3))
+    data = tf.data.Dataset.from_tensor_slices(pretraining_features(n=16)).batch(8)
+    history = model.fit(data, epochs=3, verbose=0).history
+    return model, history
+
+
+@pytest.mark.parametrize("cls, backbone", [(BertPretrainer, BertBackbone), (AlbertPretrainer, AlbertBackbone)])
+def test_xla_step_equals_the_plain_graph(cls, backbone, monkeypatch):
+    plain, plain_history = _train(cls, backbone, monkeypatch, xla=False)
+    xla, xla_history = _train(cls, backbone, monkeypatch, xla=True)
+    assert plain.jit_compile is False and xla.jit_compile is True
+    np.testing.assert_allclose(xla_history["loss"], plain_history["loss"], rtol=1e-4, atol=1e-5)
+    for a, b in zip(xla.weights, plain.weights):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), atol=1e-4, err_msg=a.path)
