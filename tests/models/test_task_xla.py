@@ -26,7 +26,8 @@ def _train(cls, backbone, monkeypatch, xla):
     return model, history
 
 
-@pytest.mark.parametrize("cls, backbone", [(BertPretrainer, BertBackbone), (AlbertPretrainer, AlbertBackbone)])
+@pytest.mark.parametrize("cls, backbone", [(AlbertPretrainer, AlbertBackbone),
+                                           pytest.param(BertPretrainer, BertBackbone, marks=pytest.mark.large)])
 def test_xla_step_equals_the_plain_graph(cls, backbone, monkeypatch):
     plain, plain_history = _train(cls, backbone, monkeypatch, xla=False)
     xla, xla_history = _train(cls, backbone, monkeypatch, xla=True)

@@ -16,6 +16,7 @@ Then it stopped.
 
 
 @pytest.mark.tf_only
+@pytest.mark.large  # 24 s; the distiller's loss and training: tests/distill, every backend
 def test_distill_recipe_end_to_end(tmp_path, capsys):
     corpus = tmp_path / "corpus.txt"
     corpus.write_text(CORPUS * 4, encoding="utf-8")

@@ -161,6 +161,7 @@ def test_resume_with_dropout_reaches_same_weights(corpus, tmp_path, monkeypatch,
 
 
 @pytest.mark.tf_only  # runs once: a JAX subprocess with two fake CPU devices
+@pytest.mark.large  # 32 s; model_parallel itself: tests/distribute (JAX 2x2), every run
 def test_readme_model_parallel_command_pads_the_vocabulary(corpus, tmp_path):
     """`KERAS_BACKEND=jax python -m recipes.pretrain --model bert --distribution
     model_parallel` (smallest settings) trains although the learned vocabulary

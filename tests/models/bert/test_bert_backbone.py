@@ -25,7 +25,7 @@ def test_backbone_basics(tmp_path):
 @pytest.mark.tf_only  # counts do not depend on the backend; big models are slow to build
 @pytest.mark.parametrize(
     "preset, params",
-    [("bert_base_en_uncased", 109_482_240), ("bert_large_en_uncased", 335_141_888), ("bert_base_zh", 102_267_648)],
+    [("bert_base_en_uncased", 109_482_240), pytest.param("bert_large_en_uncased", 335_141_888, marks=pytest.mark.large), ("bert_base_zh", 102_267_648)],
 )
 def test_published_parameter_counts(preset, params):
     assert BertBackbone.from_preset(preset).count_params() == params

@@ -92,7 +92,8 @@ def synthetic_task(n, relevant, seed):
     return x, present[relevant].astype("int32")
 
 
-@pytest.mark.tf_only  # an algorithm-level demonstration; once is enough (and fast enough)
+@pytest.mark.tf_only  # an algorithm-level demonstration; once is enough
+@pytest.mark.large  # 27 s on 2 cores
 def test_continual_multitask_keeps_task_one_sequential_forgets():
     tasks = [MultiTask("has_3", 2, synthetic_task(256, 3, 1), synthetic_task(128, 3, 2)),
              MultiTask("has_4", 2, synthetic_task(256, 4, 3), synthetic_task(128, 4, 4))]
