@@ -108,7 +108,7 @@ def build_parser():
     parser.add_argument("--seq-length", type=int, default=64, help="tokens per training instance ([CLS] and [SEP] included)")
     parser.add_argument("--max-predictions", type=int, default=10, help="at most this many masked positions per instance")
     parser.add_argument("--batch-size", type=int, default=32, help="global batch size (split over the replicas of --distribution)")
-    parser.add_argument("--steps", type=int, default=None, help="total training steps, rounded to whole epochs (default: 2500 for the tiny ALBERT demo configuration, else 1000)")
+    parser.add_argument("--steps", type=int, default=None, help=f"total training steps, rounded to whole epochs (default: {FAMILIES['albert']['steps']} for the tiny ALBERT demo configuration, else 1000)")
     parser.add_argument("--epochs", type=int, default=None, help="train for this many epochs of --steps-per-epoch instead of --steps")
     parser.add_argument("--steps-per-epoch", type=int, default=100, help="steps between checkpoints, logs and plot points")
     parser.add_argument("--learning-rate", type=float, default=None, help="peak learning rate (default: the family's demo rate, 1e-3 for ALBERT, else 2e-3)")
