@@ -8,6 +8,7 @@ calls, each ended by a host read of the result (so asynchronous backends are syn
 reported. Peak memory is the process's maximum resident set size (`ru_maxrss`), framework included.
 """
 
+import inspect
 import json
 import os
 import resource
@@ -272,26 +273,19 @@ def mlm_ab(shape, batch, seq=128, predictions=20, rounds=6, matmul_n=2048, full_
 
 
 def _our_encoder(family, d):
-    import importlib
-
     import keras
 
-    try:
-        module = importlib.import_module(f"keras_pretrain.models.{family}")
-    except ImportError as e:
-        raise Skip(f"keras_pretrain.models.{family} not importable: {e}")
+    from keras_pretrain import families
+
     common = dict(vocabulary_size=d["V"], num_layers=d["L"], num_heads=d["A"], hidden_dim=d["H"],
                   intermediate_dim=d["I"])
-    if family == "bert":
-        backbone = module.BertBackbone(**common)
-    elif family == "albert":
-        backbone = module.AlbertBackbone(embedding_dim=d["E"], **common)
-    elif family == "roberta":
-        backbone = module.RobertaBackbone(**common)
-    elif family == "distil_bert":
-        backbone = module.DistilBertBackbone(**common)
-    else:
-        raise ValueError(family)
+    try:
+        cls = families.get(family).backbone_class
+    except ImportError as e:
+        raise Skip(f"keras_pretrain.models.{family} not importable: {e}")
+    if "E" in d and "embedding_dim" in inspect.signature(cls).parameters:  # ALBERT's factorised embedding
+        common["embedding_dim"] = d["E"]
+    backbone = cls(**common)
     # Only the last hidden states, as transformers returns by default (no per-layer outputs to host).
     inputs = {name: backbone.input[name] for name in backbone.input}
     return keras.Model(inputs, backbone(inputs)["sequence_output"]), sorted(inputs), backbone.count_params()

@@ -12,13 +12,14 @@ import keras
 from keras_pretrain.export import serving
 from keras_pretrain.export.savedmodel import ExportError
 
-FORMAT = "keras_pretrain.hub_module"
-FORMAT_VERSION = 1
-PYTHON_TOKENIZERS = {"GPTTokenizer": "keras_pretrain.models.gpt:GPTTokenizer"}
-
-
-MODULE_ENTRIES = ("metadata.json", "model.keras", "tokenizer", "encoder", "preprocessor", "classifier")
-SERVING_PATH = os.path.join("classifier", "1")  # TensorFlow Serving's NAME/VERSION layout
+from hub_modules.layout import FORMAT
+from hub_modules.layout import FORMAT_VERSION
+from hub_modules.layout import MODULE_ENTRIES
+from hub_modules.layout import SERVING_PATH
+from hub_modules.layout import is_python_tokenizer
+from hub_modules.layout import read_tokenizer
+from hub_modules.layout import save_tokenizer
+from keras_pretrain import families
 
 
 class ModuleExportError(ExportError):
@@ -43,8 +44,6 @@ def _versions():
 
 def _read_model(source):
     """A model from a `.keras` file or a run folder holding one."""
-    from hub_modules.loading import _import_families
-
     source = os.fspath(source)
     if os.path.isdir(source):
         for name in ("pretrainer.keras", "model.keras"):
@@ -53,17 +52,13 @@ def _read_model(source):
                 break
     if not (os.path.isfile(source) and source.endswith(".keras")):
         raise FileNotFoundError(f"{source}: expected a .keras file or a folder with pretrainer.keras / model.keras.")
-    _import_families()
+    families.import_all()
     return keras.models.load_model(source, compile=False)
 
 
 def _has_preprocessor(tokenizer):
     """In-graph tokenizers with a TF-Hub packing (not GPT's Python BPE, not ELMo's mapper)."""
     return tokenizer is not None and hasattr(tokenizer, "get_vocabulary") and not is_python_tokenizer(tokenizer)
-
-
-def is_python_tokenizer(tokenizer):
-    return type(tokenizer).__name__ in PYTHON_TOKENIZERS
 
 
 def export(model, out_dir, tokenizer=None, seq_length=128, overwrite=False, savedmodels=True, labels=None,
@@ -167,39 +162,6 @@ def export(model, out_dir, tokenizer=None, seq_length=128, overwrite=False, save
     return out_dir
 
 
-def save_tokenizer(tokenizer, folder):
-    """tokenizer.json (the layer config, or the Python class) + assets/ (vocabulary files)."""
-    assets = os.path.join(folder, "assets")
-    os.makedirs(assets, exist_ok=True)
-    if is_python_tokenizer(tokenizer):
-        tokenizer.save(assets)  # vocab.json + merges.txt
-        config = {"python_class": PYTHON_TOKENIZERS[type(tokenizer).__name__],
-                  "unk_token": getattr(tokenizer, "unk_token", None)}
-    else:
-        if hasattr(tokenizer, "save_assets"):
-            tokenizer.save_assets(assets)
-        config = keras.saving.serialize_keras_object(tokenizer)
-    with open(os.path.join(folder, "tokenizer.json"), "w") as f:
-        json.dump(config, f, indent=2)
-
-
-def read_tokenizer(folder):
-    import importlib
-
-    with open(os.path.join(folder, "tokenizer.json")) as f:
-        config = json.load(f)
-    assets = os.path.join(folder, "assets")
-    if "python_class" in config:
-        module, name = config["python_class"].split(":")
-        cls = getattr(importlib.import_module(module), name)
-        kwargs = {"unk_token": config["unk_token"]} if config.get("unk_token") else {}
-        return cls.from_folder(assets, **kwargs)
-    tokenizer = keras.saving.deserialize_keras_object(config)
-    if hasattr(tokenizer, "load_assets"):
-        tokenizer.load_assets(assets)
-    return tokenizer
-
-
 def write_savedmodels(out_dir, model, extra, seq_length):
     """`encoder/` (+ `preprocessor/`) from the model and `out_dir/tokenizer/` (TF backend)."""
     from keras_pretrain.export import contracts
@@ -242,7 +204,7 @@ def serving_metadata(model, family, labels=None, pair=False, seq_length=128):
         "labels": labels,
         "pair": bool(pair),
         "seq_length": min(seq_length, limit) if limit else seq_length,
-        "requires": "tensorflow_text" if family != "gpt" else "tensorflow",
+        "requires": "tensorflow" if families.get(family).contract == "gpt" else "tensorflow_text",
     }
 
 
@@ -284,9 +246,7 @@ def _run_tensorflow(args, out_dir):
 
 def _serving_main(folder, spec):
     """TensorFlow-backend subprocess: the serving SavedModel from folder/model.keras (+ tokenizer/)."""
-    from hub_modules.loading import _import_families
-
-    _import_families()
+    families.import_all()
     spec = json.loads(spec)
     model = keras.models.load_model(os.path.join(folder, "model.keras"), compile=False)
     tokenizer_folder = os.path.join(folder, "tokenizer")
@@ -298,9 +258,7 @@ def _serving_main(folder, spec):
 def _main(out_dir, seq_length, extra):
     """TensorFlow-backend subprocess: SavedModels from model.keras + tokenizer/."""
     os.environ["KERAS_BACKEND"] = "tensorflow"
-    from hub_modules.loading import _import_families
-
-    _import_families()
+    families.import_all()
     model = keras.models.load_model(os.path.join(out_dir, "model.keras"), compile=False)
     write_savedmodels(out_dir, model, json.loads(extra), seq_length)
 

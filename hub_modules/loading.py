@@ -1,27 +1,19 @@
 """Loading module folders back, on any backend."""
 
-import importlib
 import json
 import os
 
 import keras
 
-from hub_modules.exporting import FORMAT
-from hub_modules.exporting import FORMAT_VERSION
+from hub_modules.layout import FORMAT
+from hub_modules.layout import FORMAT_VERSION
+from hub_modules.layout import read_tokenizer
+from keras_pretrain import families
 from keras_pretrain.errors import CheckpointFormatError
 from keras_pretrain.export import contracts
+from keras_pretrain.models.task import with_layers
 
-FAMILIES = ("bert", "albert", "roberta", "distil_bert", "ernie", "gpt", "xlnet", "elmo")
 REQUIRED_METADATA = ("family", "backbone_class", "config")
-
-
-def _import_families():
-    """Imports every family package so their classes are registered."""
-    for family in FAMILIES:
-        try:
-            importlib.import_module(f"keras_pretrain.models.{family}")
-        except ImportError:
-            pass
 
 
 def read_metadata(path):
@@ -53,9 +45,9 @@ def read_metadata(path):
     missing = [key for key in REQUIRED_METADATA if key not in metadata]
     if missing:
         raise CheckpointFormatError(f"{meta_path}: missing the entries {missing}.")
-    if metadata["family"] not in contracts.CONTRACTS:
+    if metadata["family"] not in families.FAMILIES:
         raise CheckpointFormatError(
-            f"{meta_path}: unknown family {metadata['family']!r}; expected one of {sorted(contracts.CONTRACTS)}."
+            f"{meta_path}: unknown family {metadata['family']!r}; expected one of {sorted(families.FAMILIES)}."
         )
     metadata.setdefault("contract", contracts.contract_of(metadata["family"]))
     return path, metadata
@@ -122,9 +114,7 @@ class HubEncoder(keras.layers.Layer):
 
     @classmethod
     def from_config(cls, config):
-        config = dict(config)
-        config["backbone"] = keras.layers.deserialize(config["backbone"])
-        return cls(**config)
+        return cls(**with_layers(config))
 
 
 def _check_savedmodel(folder):
@@ -223,7 +213,7 @@ def load_model(path, metadata=None):
     model_path = os.path.join(path, "model.keras")
     if not os.path.exists(model_path):
         raise CheckpointFormatError(f"{path}: model.keras missing ({model_path}; the module is incomplete, export it again).")
-    _import_families()
+    families.import_all()
     try:
         model = keras.models.load_model(model_path, compile=False)
     except Exception as e:  # zip / h5 / missing-weight errors
@@ -261,7 +251,6 @@ def load_tokenizer(path, lowercase=None):
     `lowercase` (None: as saved) replaces the casing of a WordPiece or
     SentencePiece tokenizer (`keras_pretrain.casing.with_lowercase`).
     """
-    from hub_modules.exporting import read_tokenizer
     from keras_pretrain.casing import with_lowercase
 
     path, metadata = read_metadata(path)
@@ -270,7 +259,7 @@ def load_tokenizer(path, lowercase=None):
         raise CheckpointFormatError(f"{path}: this module has no tokenizer/ folder.")
     if not os.path.exists(os.path.join(folder, "tokenizer.json")):
         raise CheckpointFormatError(f"{os.path.join(folder, 'tokenizer.json')}: missing (the module is incomplete; export it again).")
-    _import_families()
+    families.import_all()
     try:
         tokenizer = read_tokenizer(folder)
     except FileNotFoundError as e:

@@ -39,19 +39,15 @@ for _size in ("base", "large", "xlarge", "xxlarge"):
 # Our presets: modules of the published weights, exported once on a machine
 # that has them (`convert.from_huggingface` / `load_albert`, then
 # `hub_modules.export`) and copied into the cache under the preset's name.
-PRESET_FAMILIES = ("bert", "albert", "roberta", "distil_bert", "ernie", "gpt", "xlnet", "elmo")
-
-
 def preset_handles():
     """Registry entries for every preset of every family (name -> entry)."""
-    import importlib
+    from keras_pretrain import families
 
     handles = {}
-    for family in PRESET_FAMILIES:
-        package = importlib.import_module(f"keras_pretrain.models.{family}")
-        for name in getattr(package, "backbone_presets", {}):
+    for family in families.FAMILIES.values():
+        for name in family.presets:
             handles[name] = {
-                "source": f"keras_pretrain preset {name!r} ({family}): export the published weights with "
+                "source": f"keras_pretrain preset {name!r} ({family.name}): export the published weights with "
                 "hub_modules.export(...) after keras_pretrain.convert / load_albert",
                 "file": name,
                 "contains": ["metadata.json", "model.keras", "encoder/saved_model.pb"],

@@ -2,43 +2,18 @@
 
 `from_huggingface(folder)` reads a local Hugging Face model folder and
 dispatches on its `config.json` `model_type`; `from_tf1_checkpoint(path)` reads
-an original Google TF1 checkpoint folder. Each family registers its converter
-below (module path and function), so adding a family is one line here.
+an original Google TF1 checkpoint folder. The converters of each family are
+named in its `keras_pretrain.families.Family` (`huggingface` model types and
+`converters` per source format).
 Nothing is downloaded: the folder must be on disk.
 """
 
-import importlib
 import os
 
+from keras_pretrain import families
 from keras_pretrain.checkpoints.huggingface import read_json
 from keras_pretrain.errors import CheckpointFormatError
 from keras_pretrain.errors import ConfigError
-
-# model_type in config.json -> "module:function(folder, pretrainer)".
-HUGGINGFACE_CONVERTERS = {
-    "bert": "keras_pretrain.models.bert.bert_convert:convert_huggingface",
-    "albert": "keras_pretrain.models.albert.albert_convert:convert_huggingface",
-    "xlnet": "keras_pretrain.models.xlnet.xlnet_convert:convert_huggingface",
-    "roberta": "keras_pretrain.models.roberta.roberta_convert:convert_huggingface",
-    "distilbert": "keras_pretrain.models.distil_bert.distil_bert_convert:convert_huggingface",
-    "ernie": "keras_pretrain.models.ernie.ernie_convert:convert_huggingface",
-    "openai-gpt": "keras_pretrain.models.gpt.gpt_convert:convert_huggingface",
-}
-
-# family -> "module:function(path, pretrainer)" for original TF1 checkpoints.
-TF1_CONVERTERS = {
-    "bert": "keras_pretrain.models.bert.bert_convert:convert_tf1",
-    "albert": "keras_pretrain.models.albert.albert_convert:convert_tf1",
-}
-
-
-def _resolve(spec):
-    module, function = spec.split(":")
-    return getattr(importlib.import_module(module), function)
-
-
-# Byte-level BPE families: their tokenizers have no casing option.
-NO_CASING = ("roberta", "openai-gpt")
 
 
 def from_huggingface(path, pretrainer=False, lowercase=None):
@@ -62,19 +37,15 @@ def from_huggingface(path, pretrainer=False, lowercase=None):
         raise CheckpointFormatError(f"{path}: not a folder.")
     config_path = os.path.join(path, "config.json")
     model_type = read_json(config_path).get("model_type")
-    if model_type not in HUGGINGFACE_CONVERTERS:
-        raise ConfigError(
-            f"{config_path}: model_type {model_type!r} is not supported; "
-            f"supported: {sorted(HUGGINGFACE_CONVERTERS)}."
-        )
+    family = families.from_huggingface_type(model_type, source=config_path)
     kwargs = {}
     if lowercase is not None:
-        if model_type in NO_CASING:
+        if not family.casing:
             raise ConfigError(
                 f"{config_path}: lowercase= does not apply to {model_type} (byte-level BPE, no casing option)."
             )
         kwargs["lowercase"] = lowercase
-    return _resolve(HUGGINGFACE_CONVERTERS[model_type])(path, pretrainer=pretrainer, **kwargs)
+    return family.converter("huggingface")(path, pretrainer=pretrainer, **kwargs)
 
 
 def from_tf1_checkpoint(path, family="bert", pretrainer=False, **kwargs):
@@ -89,9 +60,7 @@ def from_tf1_checkpoint(path, family="bert", pretrainer=False, **kwargs):
     `lowercase=` (None: from the release name, else guessed / the published
     default, printed) sets the tokenizer's casing; see `keras_pretrain.casing`.
     """
-    if family not in TF1_CONVERTERS:
-        raise ConfigError(
-            f"No TF1 checkpoint converter for family {family!r}; "
-            f"supported: {sorted(TF1_CONVERTERS)}."
-        )
-    return _resolve(TF1_CONVERTERS[family])(path, pretrainer=pretrainer, **kwargs)
+    supported = sorted(f.name for f in families.FAMILIES.values() if "tf1" in f.converters)
+    if family not in supported:
+        raise ConfigError(f"No TF1 checkpoint converter for family {family!r}; supported: {supported}.")
+    return families.get(family).converter("tf1")(path, pretrainer=pretrainer, **kwargs)

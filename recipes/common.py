@@ -155,6 +155,19 @@ def release_lock(out):
         pass
 
 
+def corpus_paths(parser, corpus):
+    """The files of `corpus` (files, folders or globs); exit 2 when there are none."""
+    from keras_pretrain.data import expand_paths
+
+    try:
+        paths = expand_paths(corpus)
+    except (FileNotFoundError, ValueError) as e:
+        parser.error(f"corpus: {e}")
+    if not paths:
+        parser.error(f"corpus: no file found in {corpus}")
+    return paths
+
+
 def check_corpus(parser, paths, flag):
     """Exit 2 unless the corpus holds at least one sentence: an empty corpus,
     or one where every line is blank or skipped (invalid UTF-8, overlong),
@@ -190,14 +203,6 @@ def write_json(path, data):
     tmp = path + ".tmp"
     with open(tmp, "w") as f:
         json.dump(data, f, indent=2, default=float)
-    os.replace(tmp, path)
-
-
-def write_text(path, text):
-    """Writes a text file atomically (an interrupted run never leaves half a vocabulary)."""
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
     os.replace(tmp, path)
 
 

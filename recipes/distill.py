@@ -12,9 +12,9 @@ import sys
 import tempfile
 import time
 
+from keras_pretrain.pretraining.masked_lm import learn_vocabulary
 from recipes import common
 from recipes.pretrain import DEFAULT_CORPUS
-from recipes.pretrain import learn_vocabulary
 
 
 def build_parser():
@@ -48,14 +48,7 @@ def build_parser():
 
 
 def check_args(parser, args):
-    from keras_pretrain.data import expand_paths
-
-    try:
-        paths = expand_paths(args.corpus)
-    except (FileNotFoundError, ValueError) as e:
-        parser.error(f"corpus: {e}")
-    if not paths:
-        parser.error(f"corpus: no file found in {args.corpus}")
+    paths = common.corpus_paths(parser, args.corpus)
     common.check_corpus(parser, paths, "--corpus")
     for name in ("vocab_size", "hidden_dim", "num_heads", "teacher_layers", "student_layers", "seq_length",
                  "max_predictions", "batch_size", "teacher_steps", "distill_steps", "eval_batches"):

@@ -28,6 +28,10 @@ import os
 import sys
 import time
 
+from keras_pretrain.data.packing import pack_lists
+from keras_pretrain.data.packing import packing_of_family
+from keras_pretrain.data.packing import pads_left
+from keras_pretrain.data.packing import truncate  # noqa: F401 (recipes.finetune.truncate, as before)
 from recipes import common
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -76,7 +80,6 @@ def read_table(parser, path, task):
     return rows
 
 
-FAMILIES = ("albert", "bert", "ernie", "roberta", "distil_bert", "xlnet", "gpt", "elmo")
 GPT_SPECIAL_TOKENS = ["_start_", "_delimiter_", "_classify_"]
 ELMO_PAIR_SEPARATOR = "|||"
 
@@ -89,9 +92,9 @@ def load_pretrained(parser, source, lowercase=None):
     import keras
 
     import hub_modules
-    from hub_modules.loading import _import_families
+    from keras_pretrain import families
 
-    _import_families()
+    families.import_all()
     if os.path.exists(os.path.join(source, "metadata.json")):
         model = hub_modules.loading.load_model(source)
         _, metadata = hub_modules.read_metadata(source)
@@ -105,20 +108,21 @@ def load_pretrained(parser, source, lowercase=None):
     if os.path.exists(run_path):
         with open(run_path) as f:
             config = json.load(f)["config"]
-    family = config.get("model", "albert")
     model = keras.models.load_model(model_path, compile=False)
+    family = families.family_of(model).name
     stated = (config.get("lowercase"), run_path)
     return family, model.backbone, run_tokenizer(parser, source, family, lowercase, stated)
 
 
 def run_tokenizer(parser, source, family, lowercase, stated=(None, None)):
     """The tokenizer a pretraining run saved beside its model (casing: `lowercase`, else the run's)."""
-    if family == "elmo":
-        return None  # ELMo reads characters: words are split in `encode`
-    if family == "gpt":
-        from keras_pretrain.models.gpt import GPTTokenizer
+    from keras_pretrain import families
 
-        return GPTTokenizer.from_folder(source)
+    vocabulary = families.get(family).vocabulary
+    if vocabulary == "words":
+        return None  # ELMo reads characters: words are split in `encode`
+    if vocabulary == "bpe":
+        return families.get(family).tokenizer_class.from_folder(source)
     from keras_pretrain.models.bert import BertTokenizer
 
     vocab = os.path.join(source, "vocab.txt")
@@ -138,54 +142,25 @@ def token_ids(tokenizer, texts):
     return ids.to_list() if hasattr(ids, "to_list") else [list(map(int, row)) for row in ids]
 
 
-def truncate(segments, budget):
-    """Keeps at most `budget` tokens, given one at a time to each segment in turn.
-
-    Round-robin, as tensorflow-text's `RoundRobinTrimmer` in the serving
-    SavedModel (and TF-Hub's BERT preprocessors): training and serving pack
-    the same tokens.
-    """
-    keep = [0] * len(segments)
-    while budget > 0 and any(k < len(s) for k, s in zip(keep, segments)):
-        for i, segment in enumerate(segments):
-            if budget > 0 and keep[i] < len(segment):
-                keep[i] += 1
-                budget -= 1
-    return [list(s[:k]) for s, k in zip(segments, keep)]
-
-
 def pack(family, segments, special, seq_length):
     """One row: (token ids, segment ids) in the family's format, unpadded.
 
     BERT, ALBERT, ERNIE, DistilBERT: `[CLS] A [SEP] B [SEP]` (segments 0 / 1);
     RoBERTa: `<s> A </s></s> B </s>`; XLNet: `A <sep> B <sep> <cls>` with the
-    class token last (segment 2), padded on the left by `encode`.
+    class token last (segment 2), padded on the left by `encode`. Segments are
+    trimmed round-robin (`truncate`), as the serving SavedModel does.
     """
-    cls, sep = special
-    if family == "xlnet":
-        segments = truncate(segments, seq_length - len(segments) - 1)
-        ids, types = [], []
-        for i, segment in enumerate(segments):
-            ids += segment + [sep]
-            types += [i] * (len(segment) + 1)
-        return ids + [cls], types + [2]
-    double = family == "roberta"
-    extra = 1 + len(segments) + (double and len(segments) > 1)
-    segments = truncate(segments, seq_length - extra)
-    ids, types = [cls], [0]
-    for i, segment in enumerate(segments):
-        if i and double:
-            ids, types = ids + [sep], types + [i]
-        ids += segment + [sep]
-        types += [i] * (len(segment) + 1)
-    return ids, types
+    return pack_lists(packing_of_family(family), segments, *special, seq_length=seq_length)
 
 
 def encode(family, tokenizer, columns, seq_length, special=None):
     """Model inputs (NumPy arrays) for the text columns (one, or two for pairs)."""
     import numpy as np
 
-    if family == "elmo":
+    from keras_pretrain import families
+
+    packing = families.get(family).packing
+    if packing == "elmo":
         from keras_pretrain.models.elmo import character_ids
         from keras_pretrain.models.elmo import split_words
 
@@ -193,7 +168,7 @@ def encode(family, tokenizer, columns, seq_length, special=None):
                  for row in zip(*columns)]
         return {"char_ids": character_ids(words, sequence_length=seq_length)}
     ids = [token_ids(tokenizer, column) for column in columns]
-    if family == "gpt":
+    if packing == "gpt":
         from keras_pretrain.models.gpt import transform_inputs
 
         task = "classification" if len(ids) == 1 else "entailment"
@@ -204,34 +179,26 @@ def encode(family, tokenizer, columns, seq_length, special=None):
     x = {name: np.full((len(rows), seq_length), value, "int32")
          for name, value in (("token_ids", pad), ("segment_ids", 0), ("padding_mask", 0))}
     for i, (row, types) in enumerate(rows):
-        where = slice(seq_length - len(row), None) if family == "xlnet" else slice(0, len(row))
+        where = slice(seq_length - len(row), None) if pads_left(packing) else slice(0, len(row))
         x["token_ids"][i, where], x["segment_ids"][i, where], x["padding_mask"][i, where] = row, types, 1
     return x
 
 
 def build_classifier(family, backbone, tokenizer, num_classes, task, seed):
     """(classifier, special-token ids for `encode`) for the family."""
-    if family == "gpt":
-        from keras_pretrain.models.gpt import GPTClassifier
+    from keras_pretrain import families
+
+    family = families.get(family)
+    if family.packing == "gpt":  # GPT-1 adds its start / delimiter / classify tokens to the vocabulary
         from keras_pretrain.models.gpt import expand_vocabulary
 
         special = tokenizer.add_special_tokens(GPT_SPECIAL_TOKENS)
         backbone = expand_vocabulary(backbone, len(GPT_SPECIAL_TOKENS), seed=seed)
         gpt_task = "classification" if task == "classify" else "entailment"
-        return GPTClassifier(backbone, num_classes=num_classes, task=gpt_task), special
-    if family == "elmo":
-        from keras_pretrain.models.elmo import ElmoClassifier
-
-        return ElmoClassifier(backbone, num_classes=num_classes), None
-    from keras_pretrain.models.albert import AlbertClassifier
-    from keras_pretrain.models.bert import BertClassifier
-    from keras_pretrain.models.distil_bert import DistilBertClassifier
-    from keras_pretrain.models.roberta import RobertaClassifier
-    from keras_pretrain.models.xlnet import XLNetClassifier
-
-    classes = {"albert": AlbertClassifier, "roberta": RobertaClassifier, "distil_bert": DistilBertClassifier,
-               "xlnet": XLNetClassifier}
-    classifier = classes.get(family, BertClassifier)(backbone, num_classes=num_classes)
+        return family.classifier_class(backbone, num_classes=num_classes, task=gpt_task), special
+    classifier = family.classifier_class(backbone, num_classes=num_classes)
+    if family.packing == "elmo":  # characters in: no special token ids
+        return classifier, None
     special = (tokenizer.token_to_id(tokenizer.cls_token), tokenizer.token_to_id(tokenizer.sep_token))
     return classifier, special
 
@@ -276,8 +243,10 @@ def main(argv=None):
 
     keras.utils.set_random_seed(args.seed)
     family, backbone, tokenizer = load_pretrained(parser, args.source, args.lowercase)
-    if family not in FAMILIES:
-        parser.error(f"--from: {args.source!r} holds a {family!r} model; fine-tuning supports {FAMILIES}")
+    from keras_pretrain import families
+
+    if family not in families.FAMILIES:
+        parser.error(f"--from: {args.source!r} holds a {family!r} model; fine-tuning supports {families.names()}")
     labels = sorted({r["label"] for r in rows})
     label_ids = np.array([labels.index(r["label"]) for r in rows], "int32")
     order = np.random.default_rng(args.seed).permutation(len(rows))
@@ -311,7 +280,7 @@ def main(argv=None):
                "accuracy_before": accuracy(before), "accuracy_after": accuracy(after), "rows": len(rows),
                "serving": serving}
     common.write_json(os.path.join(out, "summary.json"), summary)
-    takes = "token ids (GPT's BPE runs in Python)" if family == "gpt" else "strings"
+    takes = "token ids (GPT's BPE runs in Python)" if families.get(family).packing == "gpt" else "strings"
     print(f"saved: {keras_path}; serving SavedModel ({takes} in: {', '.join(serving['inputs'])}; "
           f"logits, probabilities, label_ids, labels out): {out}/classifier/1")
     return summary

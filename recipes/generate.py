@@ -64,8 +64,8 @@ def main(argv=None):
     from keras_pretrain.errors import ConfigError
     from keras_pretrain.errors import CheckpointFormatError
     from keras_pretrain.models.gpt.gpt_causal_lm import make_sampler
-    from keras_pretrain.models.gpt.gpt_pretraining import load_for_generation
-    from keras_pretrain.models.gpt.gpt_pretraining import sample_text
+    from keras_pretrain.pretraining.causal_lm import load_for_generation
+    from keras_pretrain.pretraining.causal_lm import sample_text
 
     keras.utils.set_random_seed(args.seed)
     try:

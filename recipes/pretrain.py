@@ -14,17 +14,18 @@ import json
 import os
 import sys
 import time
-import types
 
+from keras_pretrain import families
+from keras_pretrain import pretraining
+from keras_pretrain.pretraining import METRIC_LABELS
 from recipes import common
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_CORPUS = os.path.join(os.path.dirname(HERE), "corpus", "pretrain.txt")
-SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
 DEMO_PROMPT = "the"
 # Fill-mask probes: whole held-out documents of the bundled corpus (never
-# trained on; see held_out_document), each masking a word the corpus repeats
+# trained on; see keras_pretrain.pretraining.held_out_document), each masking a word the corpus repeats
 # elsewhere: the 曰 of 子曰 (386 lines), the 语 of 《论语》 (446 titles) and an
 # English attribution (Carroll, 8 lines; a word the 3000-token vocabulary
 # splits, so the hardest of the three).
@@ -33,60 +34,7 @@ DEMO_SENTENCES = [
     "孟武伯问孝。子曰：“父母唯其疾之忧。”《论[MASK]》",
     "The faster I go, the behinder I get. Lewis [MASK]",
 ]
-
-# Per family: default objective and masking, and a tiny configuration that
-# learns something in minutes on 2 cores.
-FAMILIES = {
-    "gpt": {"objective": "causal_lm", "masking": None},
-    "xlnet": {"objective": "permutation_lm", "masking": None},
-    "elmo": {"objective": "bidirectional_lm", "masking": None},
-    # ALBERT v2 trains without dropout; with it (or at 2e-3) the tiny demo
-    # model stalls at unigram statistics on the bundled corpus. Two shared
-    # layers take 2500 steps in the time four take 1000, and leave the unigram
-    # plateau (held-out accuracy 0.158 against 0.098).
-    "albert": {
-        "objective": "sop",
-        "masking": "ngram",
-        "dropout": 0.0,
-        "learning_rate": 1e-3,
-        "steps": 2500,
-        "demo": {"num_layers": 2, "num_groups": 1, "num_heads": 2, "hidden_dim": 128,
-                 "intermediate_dim": 512, "embedding_dim": 64},
-    },
-    "bert": {
-        "objective": "nsp",
-        "masking": "token",
-        "demo": {"num_layers": 2, "num_heads": 2, "hidden_dim": 128, "intermediate_dim": 512},
-    },
-    # RoBERTa: no NSP, FULL-SENTENCES packing, a new mask every epoch.
-    "roberta": {
-        "objective": "full_sentences",
-        "masking": "token",
-        "dynamic": True,
-        "demo": {"num_layers": 2, "num_heads": 2, "hidden_dim": 128, "intermediate_dim": 512, "padding_id": 0},
-    },
-    "distil_bert": {
-        "objective": "full_sentences",
-        "masking": "token",
-        "dynamic": True,
-        "demo": {"num_layers": 2, "num_heads": 2, "hidden_dim": 128, "intermediate_dim": 512},
-    },
-    # ERNIE 1.0: knowledge masking (phrases / entities from --lexicon).
-    "ernie": {
-        "objective": "nsp",
-        "masking": "knowledge",
-        "demo": {"num_layers": 2, "num_heads": 2, "hidden_dim": 128, "intermediate_dim": 512},
-    },
-}
-MASKED_LM = ("albert", "bert", "roberta", "distil_bert", "ernie")  # fill-mask at the end
-HELD_OUT_EVERY = 25
-MODELS = tuple(FAMILIES)
-# The longest --seq-length without a preset (BERT's 512 positions); with a
-# preset, the preset's own positions.
-MAX_SEQ_LENGTH = 512
-BACKBONES = {"gpt": ("keras_pretrain.models.gpt", "GPTBackbone"),
-             "xlnet": ("keras_pretrain.models.xlnet", "XLNetBackbone"),
-             "elmo": ("keras_pretrain.models.elmo", "ElmoBackbone")}
+MODELS = families.names()
 
 
 def build_parser():
@@ -100,15 +48,15 @@ def build_parser():
     parser.add_argument("--corpus", nargs="+", default=[DEFAULT_CORPUS], help="corpus files, folders or globs (one sentence per line, blank line between documents)")
     parser.add_argument("--vocab", default=None, help="WordPiece vocab.txt (default: learn one from the corpus)")
     parser.add_argument("--vocab-size", type=int, default=3000, help="size of the vocabulary learned when --vocab is not given")
-    parser.add_argument("--objective", default=None, help="sentence objective: nsp or sop (default: the family's own)")
-    parser.add_argument("--masking", default=None, choices=["token", "whole_word", "ngram", "knowledge"], help="masking strategy (default: the family's own)")
+    parser.add_argument("--objective", default=None, help=f"masked-LM families' sentence objective: {', '.join(families.MASKED_LM_OBJECTIVES)} (default: the family's own)")
+    parser.add_argument("--masking", default=None, choices=families.MASKINGS, help="masking strategy of the masked-LM families (default: the family's own)")
     parser.add_argument("--lexicon", default=None, help="knowledge masking: a file of phrases / entities, one per line, each masked as one unit")
     parser.add_argument("--dynamic", action="store_true", help="dynamic masking (a new mask every epoch) instead of static copies")
     parser.add_argument("--dupe-factor", type=int, default=2, help="static masked copies of each instance")
     parser.add_argument("--seq-length", type=int, default=64, help="tokens per training instance ([CLS] and [SEP] included)")
     parser.add_argument("--max-predictions", type=int, default=10, help="at most this many masked positions per instance")
     parser.add_argument("--batch-size", type=int, default=32, help="global batch size (split over the replicas of --distribution)")
-    parser.add_argument("--steps", type=int, default=None, help=f"total training steps, rounded to whole epochs (default: {FAMILIES['albert']['steps']} for the tiny ALBERT demo configuration, else 1000)")
+    parser.add_argument("--steps", type=int, default=None, help=f"total training steps, rounded to whole epochs (default: {families.get('albert').steps} for the tiny ALBERT demo configuration, else 1000)")
     parser.add_argument("--epochs", type=int, default=None, help="train for this many epochs of --steps-per-epoch instead of --steps")
     parser.add_argument("--steps-per-epoch", type=int, default=100, help="steps between checkpoints, logs and plot points")
     parser.add_argument("--learning-rate", type=float, default=None, help="peak learning rate (default: the family's demo rate, 1e-3 for ALBERT, else 2e-3)")
@@ -129,14 +77,7 @@ def build_parser():
 def check_args(parser, args):
     if args.model not in MODELS:
         parser.error(f"unknown model {args.model!r}; choose one of {', '.join(MODELS)}")
-    from keras_pretrain.data import expand_paths
-
-    try:
-        paths = expand_paths(args.corpus)
-    except (FileNotFoundError, ValueError) as e:
-        parser.error(f"corpus: {e}")
-    if not paths:
-        parser.error(f"corpus: no file found in {args.corpus}")
+    paths = common.corpus_paths(parser, args.corpus)
     if args.lexicon is not None and not os.path.isfile(args.lexicon):
         parser.error(f"--lexicon: no such file {args.lexicon!r}")
     if args.vocab is not None and not os.path.isfile(args.vocab):
@@ -152,279 +93,55 @@ def check_args(parser, args):
         parser.error(f"--dropout must be in [0, 1), got {args.dropout}")
     if args.learning_rate is not None and not args.learning_rate > 0:
         parser.error(f"--learning-rate must be positive, got {args.learning_rate}")
-    positions, source = check_preset(parser, args)
-    if args.seq_length > positions:
-        parser.error(f"--seq-length {args.seq_length} exceeds the {positions} positions of {source}")
+    for problem in pretraining.check(args.model, settings_of(args)):
+        parser.error(problem)
+    check_preset(parser, args)
     common.check_corpus(parser, paths, "--corpus")
-    family = FAMILIES.get(args.model, {})
+    family = families.get(args.model)
     if args.learning_rate is None:
-        args.learning_rate = family.get("learning_rate", 2e-3)
+        args.learning_rate = family.learning_rate
     if args.dropout is None:
-        args.dropout = family.get("dropout", 0.1)
+        args.dropout = family.dropout
     if args.steps is None:
-        args.steps = 1000 if args.preset else family.get("steps", 1000)
+        args.steps = 1000 if args.preset else family.steps
     if args.out is None:
         args.out = os.path.join("runs", f"{args.model}-{time.strftime('%Y%m%d-%H%M%S')}")
     return paths
 
 
-def backbone_class(model):
-    if model in BACKBONES:
-        import importlib
-
-        module, name = BACKBONES[model]
-        return getattr(importlib.import_module(module), name)
-    return model_classes(model)[0]
-
-
 def check_preset(parser, args):
-    """(positions, what they belong to) after checking `--preset`: a published
-    name or a preset folder (exit 2 otherwise, before anything is written)."""
-    if not args.preset:
-        return MAX_SEQ_LENGTH, f"the demo configuration (at most {MAX_SEQ_LENGTH})"
-    backbone = backbone_class(args.model)
-    names = sorted(backbone.preset_configs)
-    if args.preset in backbone.preset_configs:
-        config = backbone.preset_configs[args.preset]["config"]
-    elif os.path.isdir(args.preset):
-        try:
-            with open(os.path.join(args.preset, "config.json")) as f:
-                config = json.load(f).get("config", {})
-        except (OSError, ValueError) as e:
-            parser.error(f"--preset: {args.preset!r} is not a preset folder (config.json: {e})")
-    else:
-        parser.error(f"--preset: unknown {args.model} preset {args.preset!r}; choose one of {names} "
-                     "or a preset folder written by save_to_preset")
-    from keras_pretrain.models.backbone import check_sizes
+    """Exit 2 before anything is written unless `--preset` is a published name or a preset folder whose
+    sizes are consistent, and `--seq-length` fits the model's positions (`pretraining.max_sequence_length`)."""
     from keras_pretrain.errors import ConfigError
+    from keras_pretrain.models.backbone import check_sizes
 
-    if {"num_heads", "hidden_dim"} <= set(config):
-        sizes = {k: config[k] for k in ("num_layers", "intermediate_dim", "vocabulary_size") if k in config}
+    if args.preset:
         try:
-            check_sizes(backbone.__name__, config["num_heads"], config["hidden_dim"], **sizes)
+            config = pretraining.preset_config(args.model, args.preset)
         except ConfigError as e:
-            parser.error(f"--preset {args.preset}: {e}")
-    return config.get("max_sequence_length") or MAX_SEQ_LENGTH, f"--preset {args.preset}"
+            parser.error(f"--preset: {e}")
+        if {"num_heads", "hidden_dim"} <= set(config):
+            sizes = {k: config[k] for k in ("num_layers", "intermediate_dim", "vocabulary_size") if k in config}
+            try:
+                check_sizes(families.get(args.model).backbone, config["num_heads"], config["hidden_dim"], **sizes)
+            except ConfigError as e:
+                parser.error(f"--preset {args.preset}: {e}")
+    limit, source = pretraining.position_limit(args.model, args.preset)
+    if args.seq_length > limit:
+        source = f"--preset {args.preset}" if args.preset else source
+        parser.error(f"--seq-length {args.seq_length} exceeds the {limit} positions of {source}")
+
+
+def settings_of(args):
+    """The library's `PretrainingSettings` from the parsed arguments."""
+    return pretraining.PretrainingSettings(**{name: getattr(args, name) for name in pretraining.PretrainingSettings.names()
+                                              if hasattr(args, name)})
 
 
 def run_config(args):
     """The settings that must match for a run to be resumed."""
     config = {k: v for k, v in vars(args).items() if k not in ("out", "verbose")}
     return json.loads(json.dumps(config))
-
-
-def learn_vocabulary(paths, size, lowercase, out):
-    """A WordPiece vocabulary learned from the corpus, saved as vocab.txt."""
-    import keras_hub
-    import tensorflow as tf
-
-    from keras_pretrain.data import read_documents
-
-    lines = [s.lower() if lowercase else s for doc in read_documents(paths) for s in doc]
-    if not lines:
-        raise ValueError(f"no text to learn a vocabulary from in {paths}")
-    vocabulary = keras_hub.tokenizers.compute_word_piece_vocabulary(
-        tf.data.Dataset.from_tensor_slices(lines).batch(1000),
-        size,
-        lowercase=False,  # done above, with BERT's (not NFKC) lower-casing
-        strip_accents=lowercase,
-        split_on_cjk=True,
-        reserved_tokens=SPECIAL_TOKENS,
-    )
-    path = os.path.join(out, "vocab.txt")
-    common.write_text(path, "\n".join(vocabulary) + "\n")
-    return path
-
-
-def model_classes(model):
-    if model == "roberta":
-        from keras_pretrain.models.roberta import RobertaBackbone
-        from keras_pretrain.models.roberta import RobertaPretrainer
-
-        return RobertaBackbone, RobertaPretrainer
-    if model == "distil_bert":
-        from keras_pretrain.models.distil_bert import DistilBertBackbone
-        from keras_pretrain.models.distil_bert import DistilBertPretrainer
-
-        return DistilBertBackbone, DistilBertPretrainer
-    if model == "ernie":
-        from keras_pretrain.models.ernie import ErnieBackbone
-        from keras_pretrain.models.ernie import ErniePretrainer
-
-        return ErnieBackbone, ErniePretrainer
-    if model == "albert":
-        from keras_pretrain.models.albert import AlbertBackbone
-        from keras_pretrain.models.albert import AlbertPretrainer
-
-        return AlbertBackbone, AlbertPretrainer
-    from keras_pretrain.models.bert import BertBackbone
-    from keras_pretrain.models.bert import BertPretrainer
-
-    return BertBackbone, BertPretrainer
-
-
-def build_model(args, vocabulary_size):
-    backbone_cls, pretrainer_cls = model_classes(args.model)
-    if args.preset:
-        backbone = backbone_cls.from_preset(args.preset, vocabulary_size=vocabulary_size, dropout=args.dropout)
-    else:
-        config = dict(FAMILIES[args.model]["demo"], dropout=args.dropout)
-        # Positions beyond the training length cost little and let the
-        # exported module take longer sentences (fill-mask, fine-tuning).
-        # (+2: RoBERTa's positions start past the padding id.)
-        backbone = backbone_cls(vocabulary_size=vocabulary_size, max_sequence_length=max(args.seq_length, 128) + 2, **config)
-    return pretrainer_cls(backbone)
-
-
-def held_out_document(index):
-    """Every HELD_OUT_EVERY-th document is held out: never trained on, used for the accuracy and baseline."""
-    return index % HELD_OUT_EVERY == HELD_OUT_EVERY - 1
-
-
-def masked_lm_job(args, paths):
-    """BERT / ALBERT: WordPiece, masked LM + NSP or SOP instances."""
-    from keras_pretrain.data import CorpusStats
-    from keras_pretrain.data import pretraining_dataset
-    from keras_pretrain.errors import ConfigError
-    from keras_pretrain.models.bert import BertTokenizer
-
-    tokenizer = BertTokenizer(vocabulary=wordpiece_vocabulary(args, paths), lowercase=args.lowercase)
-    args.objective = args.objective or FAMILIES[args.model]["objective"]
-    args.masking = args.masking or FAMILIES[args.model]["masking"]
-    stats = CorpusStats()
-    masking_kwargs = None
-    if args.lexicon:
-        with open(args.lexicon, encoding="utf-8") as f:
-            masking_kwargs = {"phrases": [line.strip() for line in f if line.strip()]}
-    data_kwargs = dict(objective=args.objective, masking=args.masking, seq_length=args.seq_length,
-                       max_predictions=args.max_predictions, batch_size=args.batch_size,
-                       masking_kwargs=masking_kwargs)
-    dynamic = args.dynamic or FAMILIES[args.model].get("dynamic", False)
-    print(f"building {args.objective} instances with {args.masking} masking "
-          f"({'dynamic' if dynamic else f'{args.dupe_factor} static copies'}); "
-          f"1 document in {HELD_OUT_EVERY} held out ...", flush=True)
-    train = pretraining_dataset(paths, tokenizer, dupe_factor=args.dupe_factor, dynamic=dynamic,
-                                seed=args.seed, drop_remainder=True, stats=stats,
-                                select=lambda i: not held_out_document(i), **data_kwargs)
-    try:
-        held_out = pretraining_dataset(paths, tokenizer, dupe_factor=1, seed=args.seed + 1, shuffle=True,
-                                       select=held_out_document, **data_kwargs)
-    except ConfigError:  # fewer than HELD_OUT_EVERY documents: nothing to hold out
-        print(f"note: fewer than {HELD_OUT_EVERY} documents, so none is held out; "
-              "the accuracy is measured on training documents")
-        held_out = pretraining_dataset(paths, tokenizer, dupe_factor=1, seed=args.seed + 1, shuffle=True,
-                                       **data_kwargs)
-    return types.SimpleNamespace(
-        tokenizer=tokenizer, train=train, held_out=held_out.take(args.eval_batches).cache(),
-        model=build_model(args, tokenizer.vocabulary_size()), metric="mlm_accuracy",
-        sample=None, stats=stats, vocabulary=tokenizer.get_vocabulary(),
-    )
-
-
-def unigram_baseline(job, max_batches=200):
-    """(token, accuracy): always predicting the most frequent training target, on the held-out positions."""
-    from keras_pretrain.data import target_counts
-    from keras_pretrain.data import unigram_accuracy
-
-    counts = target_counts(job.train, max_batches=max_batches)
-    if not counts:
-        return None
-    token_id = counts.most_common(1)[0][0]
-    return job.vocabulary[token_id], unigram_accuracy(job.held_out, token_id)
-
-
-def wordpiece_vocabulary(args, paths):
-    """The vocabulary file, or its tokens padded with `[unused{i}]` up to a
-    multiple of `args.vocabulary_multiple` (model parallelism shards the
-    embedding rows evenly, as large trainers pad their vocabularies)."""
-    vocab = args.vocab
-    if vocab is None:
-        vocab = os.path.join(args.out, "vocab.txt")
-        if not os.path.exists(vocab):  # learned once, kept on resume
-            started = time.time()
-            print(f"learning a {args.vocab_size}-token WordPiece vocabulary from the corpus ...", flush=True)
-            learn_vocabulary(paths, args.vocab_size, args.lowercase, args.out)
-            print(f"vocabulary: {vocab} ({time.time() - started:.0f}s)", flush=True)
-    multiple = getattr(args, "vocabulary_multiple", 1)
-    if multiple <= 1:
-        return vocab
-    with open(vocab, encoding="utf-8") as f:
-        tokens = [line.rstrip("\n") for line in f if line.rstrip("\n")]
-    known, i = set(tokens), 0
-    while len(tokens) % multiple:
-        if f"[unused{i}]" not in known:
-            tokens.append(f"[unused{i}]")
-        i += 1
-    return tokens
-
-
-def gpt_job(args, paths):
-    """GPT-1: BPE learned from the corpus, contiguous blocks, causal LM."""
-    from keras_pretrain.models.gpt.gpt_pretraining import build_gpt_pretraining
-
-    return build_gpt_pretraining(args, paths)
-
-
-def xlnet_job(args, paths):
-    """XLNet: permutation LM over a contiguous stream, memories carried."""
-    from keras_pretrain.models.bert import BertTokenizer
-    from keras_pretrain.models.xlnet.xlnet_recipe import build_xlnet_pretrainer
-    from keras_pretrain.models.xlnet.xlnet_recipe import xlnet_pretraining_data
-
-    tokenizer = BertTokenizer(vocabulary=wordpiece_vocabulary(args, paths), lowercase=args.lowercase)
-    data = dict(seq_length=args.seq_length, batch_size=args.batch_size)
-    train, _ = xlnet_pretraining_data(paths, tokenizer, seed=args.seed, **data)
-    held_out, _ = xlnet_pretraining_data(paths, tokenizer, seed=args.seed + 1, **data)
-    model = build_xlnet_pretrainer(tokenizer.vocabulary_size(), preset=args.preset, **data)
-    return types.SimpleNamespace(tokenizer=tokenizer, train=train, held_out=held_out.take(args.eval_batches).cache(),
-                                 model=model, metric="accuracy", sample=None, stats=None)
-
-
-def elmo_job(args, paths):
-    """ELMo: word vocabulary, character ids, forward + backward LMs."""
-    from keras_pretrain.models.elmo import ElmoBackbone
-    from keras_pretrain.models.elmo import ElmoBiLM
-    from keras_pretrain.models.elmo import build_word_vocabulary
-    from keras_pretrain.models.elmo import elmo_pretraining_dataset
-
-    vocab = build_word_vocabulary(paths, max_size=args.vocab_size, lowercase=args.lowercase)
-    common.write_text(os.path.join(args.out, "words.txt"), "\n".join(vocab) + "\n")
-    data = dict(seq_length=args.seq_length, batch_size=args.batch_size, lowercase=args.lowercase)
-    train = elmo_pretraining_dataset(paths, vocab, seed=args.seed, **data)
-    held_out = elmo_pretraining_dataset(paths, vocab, seed=args.seed + 1, **data).take(args.eval_batches).cache()
-    if args.preset:
-        backbone = ElmoBackbone.from_preset(args.preset, dropout=args.dropout)
-    else:
-        backbone = ElmoBackbone(num_layers=2, hidden_dim=64, lstm_dim=256, filters=[[1, 32], [2, 32], [3, 64], [4, 128]],
-                                num_highway=1, dropout=args.dropout)
-    model = ElmoBiLM(backbone, vocabulary_size=len(vocab), num_sampled=min(256, len(vocab) - 1), seed=args.seed)
-    return types.SimpleNamespace(tokenizer=None, train=train, held_out=held_out, model=model,
-                                 metric="forward_perplexity", sample=None, stats=None)
-
-
-def save_preset(backbone, tokenizer, out):
-    """A keras-hub preset folder: the backbone, and the tokenizer or its files."""
-    import shutil
-
-    preset = os.path.join(out, "preset")
-    backbone.save_to_preset(preset)
-    if hasattr(tokenizer, "save_to_preset"):  # keras-hub tokenizers
-        tokenizer.save_to_preset(preset)
-    else:  # GPT's BPE files, ELMo's word list: beside the weights
-        for name in ("vocab.json", "merges.txt", "words.txt"):
-            if os.path.exists(os.path.join(out, name)):
-                shutil.copy(os.path.join(out, name), os.path.join(preset, name))
-    return preset
-
-
-METRIC_LABELS = {
-    "mlm_accuracy": "masked-LM accuracy",
-    "accuracy": "prediction accuracy",
-    "forward_perplexity": "forward-LM perplexity",
-}
-
-JOBS = {"albert": masked_lm_job, "bert": masked_lm_job, "roberta": masked_lm_job, "distil_bert": masked_lm_job,
-        "ernie": masked_lm_job, "gpt": gpt_job, "xlnet": xlnet_job, "elmo": elmo_job}
 
 
 def main(argv=None):
@@ -469,9 +186,10 @@ def setup(parser, args):
         dist = get_distribution(args.distribution)
     except ConfigError as e:
         parser.error(f"--distribution {args.distribution}: {e}")
-    if dist.vocabulary_multiple > 1 and args.model == "gpt":
-        parser.error(f"--distribution {dist.name}: GPT's byte-pair vocabulary cannot be padded to a multiple of "
-                     f"{dist.vocabulary_multiple}; use a WordPiece family (bert, albert, roberta, distil_bert, ernie)")
+    if dist.vocabulary_multiple > 1 and families.get(args.model).vocabulary == "bpe":
+        wordpiece = ", ".join(f.name for f in families.FAMILIES.values() if f.vocabulary == "wordpiece")
+        parser.error(f"--distribution {dist.name}: {args.model}'s byte-pair vocabulary cannot be padded to a multiple "
+                     f"of {dist.vocabulary_multiple}; use a WordPiece family ({wordpiece})")
     if args.batch_size % dist.num_replicas:
         parser.error(f"--batch-size {args.batch_size} (global) must divide by the {dist.num_replicas} replicas of {dist.name}")
     if dist.is_chief:
@@ -493,10 +211,11 @@ def run(args, paths, dist, start_epoch):
     started = time.time()
     print(f"keras_pretrain: pretraining {args.model} on {len(paths)} file(s), backend {keras.config.backend()}, output {args.out}")
     print(f"distribution: {dist.name}, {dist.num_replicas} replica(s) x {args.batch_size // dist.num_replicas} = global batch {args.batch_size}")
-    args.vocabulary_multiple = dist.vocabulary_multiple
+    settings = settings_of(args)
+    settings.vocabulary_multiple = dist.vocabulary_multiple
     with dist.scope():
-        job = JOBS[args.model](args, paths)
-    args.objective = args.objective or FAMILIES[args.model]["objective"]
+        job = pretraining.build_job(args.model, paths, settings)
+    args.objective, args.masking = job.objective, job.masking
     pretrainer, train, held_out, metric = job.model, job.train, job.held_out, job.metric
     if job.stats is not None:
         print(f"corpus: {job.stats}")
@@ -536,7 +255,7 @@ def run(args, paths, dist, start_epoch):
     )
     after = pretrainer.evaluate(held_out, verbose=0, return_dict=True)
     print(f"after:  {label} {after[metric]:.3f}, loss {after['loss']:.3f}")
-    baseline = unigram_baseline(job) if metric == "mlm_accuracy" and dist.is_chief else None
+    baseline = pretraining.unigram_baseline(job) if metric == "mlm_accuracy" and dist.is_chief else None
     if baseline is not None:
         print(f"unigram baseline on the same held-out positions (always {baseline[0]!r}, the most frequent "
               f"training target): {label} {baseline[1]:.3f}")
@@ -549,7 +268,7 @@ def run(args, paths, dist, start_epoch):
 
     pretrainer.save(os.path.join(args.out, "pretrainer.keras"))
     tokenizer = job.tokenizer
-    preset = save_preset(pretrainer.backbone, tokenizer, args.out)
+    preset = pretraining.save_preset(pretrainer.backbone, tokenizer, args.out)
     module = None
     if not args.no_export:
         import hub_modules
@@ -557,7 +276,7 @@ def run(args, paths, dist, start_epoch):
         module = hub_modules.export(pretrainer, os.path.join(args.out, "module"), tokenizer=tokenizer,
                                     seq_length=args.seq_length, overwrite=True)
         print(f"exported the TF-Hub-style module to {module}")
-        if args.fill_mask and args.model in MASKED_LM:
+        if args.fill_mask and families.get(args.model).masked_lm:
             from recipes.fill_mask import fill_mask
             from recipes.fill_mask import print_predictions
 

@@ -35,6 +35,10 @@ _LAZY = {
     "tokenize_documents": "keras_pretrain.data.pipeline",
     "target_counts": "keras_pretrain.data.baselines",
     "unigram_accuracy": "keras_pretrain.data.baselines",
+    "lm_blocks": "keras_pretrain.data.lm",
+    "lm_dataset": "keras_pretrain.data.lm",
+    "build_word_vocabulary": "keras_pretrain.data.words",
+    "elmo_pretraining_dataset": "keras_pretrain.data.words",
 }
 
 

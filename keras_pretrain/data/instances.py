@@ -11,6 +11,8 @@ Builders take a `random.Random` and use it in the same order as the original scr
 
 import dataclasses
 
+from keras_pretrain.data.packing import pack_lists
+
 CLS = "[CLS]"
 SEP = "[SEP]"
 
@@ -61,8 +63,7 @@ def truncate_seq_pair(tokens_a, tokens_b, max_num_tokens, rng):
 
 
 def _pair_instance(tokens_a, tokens_b, is_random_next, cls_token, sep_token):
-    tokens = [cls_token] + tokens_a + [sep_token] + tokens_b + [sep_token]
-    segment_ids = [0] * (len(tokens_a) + 2) + [1] * (len(tokens_b) + 1)
+    tokens, segment_ids = pack_lists("bert", [tokens_a, tokens_b], cls_token, sep_token)
     return TrainingInstance(tokens, segment_ids, is_random_next)
 
 
@@ -153,12 +154,17 @@ def create_nsp_instances(
     Returns:
         A list of unmasked `TrainingInstance`s, in document order.
     """
+    return _sentence_pairs(documents, max_seq_length, short_seq_prob, rng, False, cls_token, sep_token)
+
+
+def _sentence_pairs(documents, max_seq_length, short_seq_prob, rng, sentence_order, cls_token, sep_token):
+    """The pairs of every non-empty document, in document order (NSP, or SOP with `sentence_order`)."""
     documents = [d for d in documents if any(d)]
     instances = []
     for index in range(len(documents)):
         instances.extend(
             _pairs_from_document(
-                documents, index, max_seq_length, short_seq_prob, rng, False, cls_token, sep_token
+                documents, index, max_seq_length, short_seq_prob, rng, sentence_order, cls_token, sep_token
             )
         )
     return instances
@@ -178,15 +184,7 @@ def create_sop_instances(
     Returns:
         A list of unmasked `TrainingInstance`s.
     """
-    documents = [d for d in documents if any(d)]
-    instances = []
-    for index in range(len(documents)):
-        instances.extend(
-            _pairs_from_document(
-                documents, index, max_seq_length, short_seq_prob, rng, True, cls_token, sep_token
-            )
-        )
-    return instances
+    return _sentence_pairs(documents, max_seq_length, short_seq_prob, rng, True, cls_token, sep_token)
 
 
 def _pack_sentences(documents, max_seq_length, cross_documents, cls_token, sep_token, doc_separator):
@@ -196,8 +194,8 @@ def _pack_sentences(documents, max_seq_length, cross_documents, cls_token, sep_t
 
     def flush():
         if current:
-            tokens = [cls_token] + current + [sep_token]
-            instances.append(TrainingInstance(tokens, [0] * len(tokens), False))
+            tokens, segment_ids = pack_lists("bert", [current], cls_token, sep_token)
+            instances.append(TrainingInstance(tokens, segment_ids, False))
         current.clear()
 
     for document in documents:

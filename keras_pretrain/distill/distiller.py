@@ -7,7 +7,7 @@ from keras_pretrain.errors import ConfigError
 from keras_pretrain.losses import cosine_embedding_loss
 from keras_pretrain.losses import distillation_kl
 from keras_pretrain.losses import masked_lm_loss
-from keras_pretrain.models.roberta.roberta_pretrainer import backbone_inputs
+from keras_pretrain.models.task import backbone_inputs
 from keras_pretrain.models.task import SubclassedTask
 from keras_pretrain.models.task import ones_like
 

@@ -20,12 +20,13 @@ over GPUs, or logical CPU devices from `configure_cpu_devices`),
 devices) and `"none"` (one device).
 """
 
-import contextlib
 import json
 import os
 
 import keras
 
+from keras_pretrain.distribute.base import Distribution
+from keras_pretrain.distribute.torch_ddp import TorchDDP
 from keras_pretrain.errors import ConfigError
 
 NAMES = ("auto", "none", "mirrored", "multi_worker", "tpu", "data_parallel", "model_parallel", "ddp")
@@ -61,37 +62,6 @@ def configure_cpu_devices(n):
             f"configure_cpu_devices({n}) must run before TensorFlow initialises "
             f"its devices; found {existing} logical CPU device(s) already set up ({error})."
         ) from None
-
-
-class Distribution:
-    """One process's view of a (possibly) distributed run. See module doc."""
-
-    name = "none"
-    # The vocabulary size must divide by this (the "model" axis that shards
-    # the embedding rows); recipes pad their vocabulary up to a multiple.
-    vocabulary_multiple = 1
-
-    def __init__(self, num_replicas=1, num_workers=1, worker_index=0):
-        self.num_replicas = num_replicas
-        self.num_workers = num_workers
-        self.worker_index = worker_index
-
-    @property
-    def is_chief(self):
-        return self.worker_index == 0
-
-    def scope(self):
-        return contextlib.nullcontext()
-
-    def global_batch_size(self, per_replica):
-        return int(per_replica) * self.num_replicas
-
-    def shard(self, dataset):
-        return dataset
-
-    def __repr__(self):
-        return (f"{type(self).__name__}(name={self.name!r}, num_replicas={self.num_replicas}, "
-                f"num_workers={self.num_workers}, worker_index={self.worker_index})")
 
 
 class TFDistribution(Distribution):
@@ -196,8 +166,6 @@ def get_distribution(name="auto", *, backbone="BertBackbone", model_parallel=2, 
         return _tpu(tpu, tpu_timeout)
     if name in ("data_parallel", "model_parallel"):
         return _keras_distribution(name, backbone, model_parallel, devices, set_global)
-    from keras_pretrain.distribute.torch_ddp import TorchDDP
-
     return TorchDDP.from_environment()
 
 

@@ -25,7 +25,7 @@ Launch: `torchrun --nproc_per_node=N -m recipes.pretrain --distribution ddp ...`
 
 import os
 
-from keras_pretrain.distribute.distribution import Distribution
+from keras_pretrain.distribute.base import Distribution
 from keras_pretrain.errors import ConfigError
 
 

@@ -5,6 +5,8 @@ backbone's inputs and its outputs to the TF-Hub names. The same code runs in
 the exported SavedModels (TensorFlow) and in `hub_modules.HubEncoder` (any
 backend), so both give the same numbers.
 
+Each family names its contract in `keras_pretrain.families`.
+
 - `bert` (bert, albert, ernie): `input_word_ids`, `input_mask`,
   `input_type_ids` (+ optional `input_task_ids`, ERNIE 2.0 task embeddings;
   default task 0) -> `pooled_output`, `sequence_output`, `encoder_outputs`,
@@ -30,16 +32,9 @@ All integer inputs are [B, T] int32; masks are 1 for real tokens.
 import keras
 from keras import ops
 
-CONTRACTS = {
-    "bert": "bert",
-    "albert": "bert",
-    "ernie": "bert",
-    "roberta": "roberta",
-    "distil_bert": "roberta",
-    "gpt": "gpt",
-    "xlnet": "xlnet",
-    "elmo": "elmo",
-}
+from keras_pretrain import families
+from keras_pretrain.errors import ConfigError
+
 TASK_IDS = "input_task_ids"
 # Inputs each contract needs, and those it accepts when present.
 REQUIRED_INPUTS = {
@@ -59,10 +54,11 @@ OPTIONAL_INPUTS = {
 
 
 def family_of(model):
-    """The family folder of `model`'s backbone class ("bert", "gpt", ...)."""
-    backbone = getattr(model, "backbone", model)
-    parts = type(backbone).__module__.split(".")
-    return parts[parts.index("models") + 1] if "models" in parts else "unknown"
+    """The family name of `model`'s backbone ("bert", "gpt", ...; "unknown" for none of ours)."""
+    try:
+        return families.family_of(model).name
+    except ConfigError:
+        return "unknown"
 
 
 def input_names(backbone):
@@ -74,11 +70,10 @@ def input_names(backbone):
 
 
 def contract_of(family):
-    if family not in CONTRACTS:
-        raise ValueError(
-            f"No module contract for family {family!r}; known: {sorted(CONTRACTS)}."
-        )
-    return CONTRACTS[family]
+    """The contract name of a family (ValueError for an unknown family)."""
+    if family not in families.FAMILIES:
+        raise ConfigError(f"No module contract for family {family!r}; known: {sorted(families.FAMILIES)}.")
+    return families.get(family).contract
 
 
 def _missing(contract, inputs):

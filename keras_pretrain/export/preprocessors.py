@@ -60,29 +60,19 @@ GPT's tokenizer is Python-only (GPT-1 BPE with '</w>'; see
 preprocessor SavedModel. ELMo needs none: its encoder takes strings.
 """
 
+from keras_pretrain.data.packing import PACKINGS
+from keras_pretrain.data.packing import pack_ragged
+from keras_pretrain.data.packing import packing_of
 from keras_pretrain.export.savedmodel import ExportError
 from keras_pretrain.export.savedmodel import _require_tensorflow_backend
 from keras_pretrain.export.savedmodel import tracing_context
 
-PACKINGS = ("bert", "roberta", "xlnet")
 # Attribute names looked up for each special id (`<name>_token_id`, `<name>_token`).
 _SPECIAL_NAMES = {
     "bert": {"cls": ("cls", "start"), "sep": ("sep", "end"), "pad": ("pad",), "mask": ("mask",)},
     "roberta": {"cls": ("cls", "start"), "sep": ("sep", "end"), "pad": ("pad",), "mask": ("mask",)},
     "xlnet": {"cls": ("cls",), "sep": ("sep",), "pad": ("pad",), "mask": ("mask",)},
 }
-XLNET_CLS_SEGMENT = 2
-XLNET_PAD_SEGMENT = 0
-
-
-def packing_of(tokenizer):
-    """`bert`, `roberta` or `xlnet`, from the tokenizer's class."""
-    names = [c.__name__ for c in type(tokenizer).__mro__]
-    if "XLNetTokenizer" in names:
-        return "xlnet"
-    if "RobertaTokenizer" in names or "BytePairTokenizer" in names:
-        return "roberta"
-    return "bert"
 
 
 def _special_id(tokenizer, *names):
@@ -97,35 +87,6 @@ def _special_id(tokenizer, *names):
         f"{type(tokenizer).__name__}: no {names[0]} token id; the preprocessor "
         "needs cls, sep and pad tokens."
     )
-
-
-def _ragged(tf, segments):
-    segments = [
-        s if isinstance(s, tf.RaggedTensor) else tf.RaggedTensor.from_tensor(s)
-        for s in segments
-    ]
-    return [
-        tf.cast(s.merge_dims(1, -1) if s.ragged_rank > 1 else s, tf.int32)
-        for s in segments
-    ]
-
-
-def _column(tf, like, value):
-    """A ragged [B, 1] column of `value` with `like`'s rows."""
-    rows = like.nrows(out_type=tf.int64)
-    return tf.RaggedTensor.from_tensor(tf.fill(tf.stack([rows, 1]), tf.constant(value, tf.int32)))
-
-
-def _pad_right(tf, ragged, length, value):
-    shape = tf.stack([ragged.nrows(out_type=tf.int32), length])
-    return ragged.to_tensor(default_value=value, shape=shape)
-
-
-def _pad_left(tf, ragged, length, value):
-    right = _pad_right(tf, ragged, length, value)
-    shift = length - tf.cast(ragged.row_lengths(), tf.int32)  # (B,)
-    index = tf.math.floormod(tf.range(length)[None, :] - shift[:, None], length)
-    return tf.gather(right, index, batch_dims=1)
 
 
 # Space markers of SentencePiece and of the byte-level BPE (GPT-2 / RoBERTa's
@@ -180,47 +141,19 @@ def special_tokens_dict(ids, vocab_size):
 
 
 def pack(tf, packing, segments, length, ids):
-    """Encoder inputs from ragged id segments (see the module docstring)."""
-    import tensorflow_text as tf_text
+    """Encoder inputs under TF-Hub's names from ragged id segments (see the module docstring).
 
-    segments = _ragged(tf, segments)
-    length = tf.cast(length, tf.int32)
-    n = len(segments)
-    specials = {"bert": 1 + n, "roberta": 2 * n, "xlnet": n + 1}[packing]
-    trimmed = tf_text.RoundRobinTrimmer(length - specials).trim(segments)
-    cls, sep, pad = ids["cls"], ids["sep"], ids["pad"]
-    first = trimmed[0]
-    if packing == "bert":
-        token_ids, type_ids = tf_text.combine_segments(
-            trimmed, start_of_sequence_id=cls, end_of_segment_id=sep
-        )
-    elif packing == "roberta":
-        parts = [_column(tf, first, cls), trimmed[0], _column(tf, first, sep)]
-        for segment in trimmed[1:]:
-            parts += [_column(tf, first, sep), segment, _column(tf, first, sep)]
-        token_ids = tf.concat(parts, axis=1)
-        type_ids = tf.zeros_like(token_ids)
-    else:  # xlnet
-        parts, types = [], []
-        for i, segment in enumerate(trimmed):
-            piece = tf.concat([segment, _column(tf, first, sep)], axis=1)
-            parts.append(piece)
-            types.append(tf.zeros_like(piece) + i)
-        parts.append(_column(tf, first, cls))
-        types.append(_column(tf, first, XLNET_CLS_SEGMENT))
-        token_ids = tf.concat(parts, axis=1)
-        type_ids = tf.concat(types, axis=1)
-    mask = tf.ones_like(token_ids)
-    if packing == "xlnet":
-        dense = lambda x, v: _pad_left(tf, x, length, v)  # noqa: E731
-        type_pad = XLNET_PAD_SEGMENT
-    else:
-        dense = lambda x, v: _pad_right(tf, x, length, v)  # noqa: E731
-        type_pad = 0
+    The packing is `keras_pretrain.data.packing.pack_ragged`'s; RoBERTa's
+    type ids are all 0 here (RoBERTa has one token type).
+    """
+    packed = pack_ragged(tf, packing, segments, length, ids)
+    type_ids = packed["segment_ids"]
+    if packing == "roberta":
+        type_ids = tf.zeros_like(type_ids)
     return {
-        "input_word_ids": tf.cast(dense(token_ids, pad), tf.int32),
-        "input_mask": tf.cast(dense(mask, 0), tf.int32),
-        "input_type_ids": tf.cast(dense(type_ids, type_pad), tf.int32),
+        "input_word_ids": packed["token_ids"],
+        "input_mask": packed["padding_mask"],
+        "input_type_ids": type_ids,
     }
 
 

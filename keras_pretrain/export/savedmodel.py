@@ -291,30 +291,14 @@ def _mlm_endpoints(tf, root, contract, model, signatures):
 # --- GPT: greedy generation over the key/value cache ------------------------
 
 
-def gpt_step(backbone, token_ids, cache, index):
-    """Logits [B, S, V] and the updated cache for `token_ids` at `index`.
-
-    The cached forward pass of `GPTCausalLM.call_with_cache` (keras-hub's
-    `TransformerDecoder` self-attention cache), on the backbone's layers.
-    """
-    from keras import ops
-
-    tokens = backbone.token_embedding(token_ids)
-    positions = backbone.position_embedding(tokens, start_index=index)
-    x = backbone.embeddings_add((tokens, positions))
-    caches = []
-    for i, layer in enumerate(backbone.transformer_layers):
-        x, next_cache = layer(
-            x,
-            self_attention_cache=cache[:, i, ...],
-            self_attention_cache_update_index=index,
-        )
-        caches.append(next_cache)
-    return backbone.token_embedding(x, reverse=True), ops.stack(caches, axis=1)
-
-
 def gpt_generate(tf, backbone, token_ids, padding_mask, max_length):
-    """Greedy continuation of right-padded prompts to `max_length` tokens."""
+    """Greedy continuation of right-padded prompts to `max_length` tokens.
+
+    Each step is the model's own (`keras_pretrain.models.gpt.gpt_causal_lm.cached_step`).
+    """
+    from keras_pretrain.models.gpt.gpt_causal_lm import cached_step
+    from keras_pretrain.models.gpt.gpt_causal_lm import empty_cache
+
     token_ids = tf.cast(token_ids, tf.int32)
     padding_mask = tf.cast(padding_mask, tf.int32)
     tf.debugging.assert_less_equal(
@@ -326,18 +310,13 @@ def gpt_generate(tf, backbone, token_ids, padding_mask, max_length):
     pad = tf.maximum(max_length - width, 0)
     ids = tf.pad(token_ids, [[0, 0], [0, pad]])[:, :max_length]
     keep = tf.pad(padding_mask, [[0, 0], [0, pad]])[:, :max_length] > 0
-    batch = tf.shape(ids)[0]
-    head_dim = backbone.hidden_dim // backbone.num_heads
-    cache = tf.zeros(
-        [batch, backbone.num_layers, 2, max_length, backbone.num_heads, head_dim],
-        backbone.compute_dtype,
-    )
-    _, cache = gpt_step(backbone, ids, cache, 0)  # the prompts, in one pass
+    cache = empty_cache(backbone, tf.shape(ids)[0], max_length, backbone.compute_dtype)
+    _, _, cache = cached_step(backbone, ids, cache, 0)  # the prompts, in one pass
     start = tf.maximum(tf.reduce_min(tf.reduce_sum(tf.cast(keep, tf.int32), axis=1)), 1)
     positions = tf.range(max_length)[None, :]
 
     def body(index, ids, cache):
-        logits, cache = gpt_step(backbone, ids[:, index - 1 : index], cache, index - 1)
+        logits, _, cache = cached_step(backbone, ids[:, index - 1 : index], cache, index - 1)
         chosen = tf.argmax(logits[:, 0, :], axis=-1, output_type=tf.int32)
         new = tf.where(keep[:, index], ids[:, index], chosen)
         ids = tf.where(positions == index, new[:, None], ids)

@@ -28,17 +28,17 @@ model takes the classifier's own inputs, `token_ids` and `padding_mask` as
 same four outputs.
 """
 
+from keras_pretrain.data.packing import pack_ragged
+from keras_pretrain.data.packing import packing_of_family
 from keras_pretrain.export import contracts
 from keras_pretrain.export.preprocessors import _SPECIAL_NAMES
 from keras_pretrain.export.preprocessors import _special_id
-from keras_pretrain.export.preprocessors import pack
 from keras_pretrain.export.savedmodel import ExportError
 from keras_pretrain.export.savedmodel import _require_tensorflow_backend
 from keras_pretrain.export.savedmodel import _variables
 from keras_pretrain.export.savedmodel import tracing_context
 
 OUTPUTS = ("logits", "probabilities", "label_ids", "labels")
-PACKING = {"roberta": "roberta", "xlnet": "xlnet"}  # every other text family: BERT's
 ELMO_PAIR_SEPARATOR = "|||"
 # `keras_pretrain.models.elmo.split_words` in RE2: each CJK ideograph and each
 # punctuation mark is a word; runs of letters, digits and "_" are words.
@@ -146,7 +146,7 @@ def num_classes_of(classifier):
 def _text_encoder(tf, family, tokenizer, seq_length):
     if tokenizer is None or not hasattr(tokenizer, "get_vocabulary"):
         raise ExportError(f"{family}: serving strings needs the model's in-graph tokenizer; got {tokenizer!r}.")
-    packing = PACKING.get(family, "bert")
+    packing = packing_of_family(family)
     special = _SPECIAL_NAMES[packing]
     ids = {key: _special_id(tokenizer, *special[key]) for key in ("cls", "sep", "pad")}
 
@@ -156,10 +156,8 @@ def _text_encoder(tf, family, tokenizer, seq_length):
             result = tf.RaggedTensor.from_tensor(result)
         return tf.cast(result, tf.int32)
 
-    def encode(texts):
-        packed = pack(tf, packing, [tokenize(t) for t in texts], seq_length, ids)
-        return {"token_ids": packed["input_word_ids"], "segment_ids": packed["input_type_ids"],
-                "padding_mask": packed["input_mask"]}
+    def encode(texts):  # as recipes.finetune packs for training
+        return pack_ragged(tf, packing, [tokenize(t) for t in texts], seq_length, ids)
 
     return encode
 

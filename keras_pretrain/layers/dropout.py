@@ -1,139 +1,20 @@
 """Dropout with cheaper masks (same rates, same seed state as Keras').
 
-Keras draws one 32-bit random number per element for its dropout masks
-(a float32 uniform from a threefry key on JAX, from Philox on TensorFlow,
-`bernoulli_` on PyTorch). On CPU that is expensive: with Keras' masks,
-dropout was 12% (small BERT) and 7% (BERT-base) of the JAX training step's
-op time, the mask generation most of it.
-
-Here, on JAX and TensorFlow, the *same* generator (the threefry key Keras'
-`SeedGenerator` yields on JAX, TensorFlow's stateless Philox with Keras'
-seed) draws 32 bits for every *two* elements, and an element is kept when
-its 16-bit half is below `round(65536 * (1 - rate))`: a Bernoulli mask
-with keep probability `round(65536 * (1 - rate)) / 65536`, within 2**-17
-of `1 - rate` (0.899994 for rate 0.1). Kept values are scaled by
-`1 / (1 - rate)`, as Keras does.
-
-On PyTorch, Keras' unseeded dropout is `torch.nn.functional.dropout` (a
-float mask filled by `bernoulli_`, slow on CPU); here the same global
-generator fills 63 random bits per 64-bit draw and three 16-bit words of
-each make three masks (same threshold as above), applied as one multiply:
-about 0.05 s less per BERT-base training step than `torch.rand` masks on 2
-CPU cores. A seeded `SeedGenerator` falls back to Keras' seeded path.
+`Dropout` is `keras.layers.Dropout` with the masks of `dropout()`: 16-bit
+draws from Keras' own generators instead of one float per element, cheaper
+on CPU. The per-backend kernels (and their measurements) are in
+`keras_pretrain.layers.backend_kernels`.
 """
 
-import math
-import sys
-
 import keras
-from keras import ops
 
-_BITS = 16
-_LEVELS = 1 << _BITS
-
-
-def keep_threshold(rate):
-    """The 16-bit threshold: elements with bits below it are kept."""
-    return min(_LEVELS, max(0, round((1.0 - rate) * _LEVELS)))
-
-
-def _jax_keep_mask(seed, rate, shape):
-    """Keep booleans of `shape` from a threefry uint32[2] key (Keras' seed)."""
-    import jax
-    import jax.numpy as jnp
-
-    threshold = keep_threshold(rate)
-    if threshold == _LEVELS:
-        return jnp.ones(shape, "bool")
-    size = math.prod(shape)
-    if shape and shape[-1] % 2 == 0:
-        bits = jax.random.bits(seed, tuple(shape[:-1]) + (shape[-1] // 2,))
-        halves = jax.lax.bitcast_convert_type(bits, jnp.uint16)
-        halves = jnp.reshape(halves, shape)
-    else:
-        bits = jax.random.bits(seed, ((size + 1) // 2,))
-        halves = jax.lax.bitcast_convert_type(bits, jnp.uint16)
-        halves = jnp.reshape(jnp.reshape(halves, (-1,))[:size], shape)
-    return halves < jnp.uint16(threshold)
-
-
-def _tf_keep_mask(seed, rate, inputs):
-    """Keep booleans shaped like `inputs`, stateless Philox (Keras' seed)."""
-    import tensorflow as tf
-
-    threshold = keep_threshold(rate)
-    shape = tf.shape(inputs)
-    if threshold == _LEVELS:
-        return tf.ones(shape, "bool")
-    size = tf.reduce_prod(shape)
-    seed = tf.cast(seed, "int64")
-    bits = tf.random.stateless_uniform(
-        [(size + 1) // 2], seed, minval=None, maxval=None, dtype=tf.uint32
-    )
-    halves = tf.reshape(tf.bitcast(bits, tf.uint16), [-1])[:size]
-    return tf.reshape(halves < tf.constant(threshold, tf.uint16), shape)
-
-
-def _torch_keep_mask(rate, inputs):
-    """Keep booleans shaped like `inputs` from torch's global generator.
-
-    `random_()` on int64 fills 63 random bits per element (PyTorch draws one
-    64-bit number and keeps it in [0, 2**63)); the three low 16-bit words of
-    each are three independent uniform 16-bit draws (the top word has 15).
-    """
-    import torch
-
-    threshold = keep_threshold(rate)
-    if threshold == _LEVELS:
-        return torch.ones(inputs.shape, dtype=torch.bool, device=inputs.device)
-    size = inputs.numel()
-    bits = torch.empty(((size + 2) // 3,), dtype=torch.int64, device=inputs.device)
-    words = bits.random_().view(torch.int16).view(-1, 4)
-    low = slice(0, 3) if sys.byteorder == "little" else slice(1, 4)
-    # Signed 16-bit words: u < threshold  <=>  u - 2**15 < threshold - 2**15.
-    keep = words[:, low] < threshold - (_LEVELS // 2)
-    return keep.reshape(-1)[:size].reshape(inputs.shape)
-
-
-def dropout(inputs, rate, seed_generator):
-    """`inputs` with a Bernoulli(1 - rate) mask, scaled by `1 / (1 - rate)`.
-
-    Draws one seed from `seed_generator` per call, as Keras' dropout does (so
-    masks differ between calls and training steps). Training mode only: the
-    caller skips it at inference.
-
-    Args:
-        inputs: float tensor.
-        rate: float in [0, 1), fraction of the elements zeroed.
-        seed_generator: a `keras.random.SeedGenerator` (the `seed_generator`
-            of a `keras.layers.Dropout`).
-    """
-    if rate <= 0:
-        return inputs
-    keep_prob = 1.0 - rate
-    backend = keras.backend.backend()
-    if backend == "jax":
-        import jax
-
-        seed = seed_generator.next()
-        mask = _jax_keep_mask(seed, rate, tuple(inputs.shape))
-        return jax.lax.select(
-            mask, inputs / keep_prob, jax.numpy.zeros_like(inputs)
-        )
-    if backend == "tensorflow":
-        mask = _tf_keep_mask(seed_generator.next(), rate, inputs)
-        return inputs * (ops.cast(mask, inputs.dtype) * (1.0 / keep_prob))
-    if backend == "torch" and seed_generator._initial_seed is None:
-        # Keras' unseeded torch dropout draws from torch's global generator
-        # too (`torch.nn.functional.dropout`, a float `bernoulli_` mask).
-        mask = _torch_keep_mask(rate, inputs)
-        return inputs * (mask * (1.0 / keep_prob))
-    return keras.random.dropout(inputs, rate, seed=seed_generator)
+from keras_pretrain.layers.backend_kernels import dropout
+from keras_pretrain.layers.backend_kernels import keep_threshold  # noqa: F401 (importable here as before)
 
 
 @keras.saving.register_keras_serializable(package="keras_pretrain")
 class Dropout(keras.layers.Dropout):
-    """`keras.layers.Dropout` with the masks of `dropout()` above.
+    """`keras.layers.Dropout` with the masks of `dropout()`.
 
     Same arguments, config and seed-generator state as the Keras layer (a
     drop-in, checkpoints unchanged); `noise_shape` falls back to Keras.

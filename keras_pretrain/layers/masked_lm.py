@@ -11,6 +11,10 @@ import keras
 import keras_hub
 from keras import ops
 
+from keras_pretrain.layers.backend_kernels import add_bias_to_rows
+from keras_pretrain.layers.backend_kernels import label_logits
+from keras_pretrain.layers.backend_kernels import sparse_crossentropy_from_logits
+
 
 @keras.saving.register_keras_serializable(package="keras_pretrain")
 class MaskedLMHead(keras_hub.layers.MaskedLMHead):
@@ -20,7 +24,7 @@ class MaskedLMHead(keras_hub.layers.MaskedLMHead):
     transform, LayerNorm, output projection and bias on a `[B * P, H]`
     matrix instead of `[B, P, H]`, so the logits come out in the layout the
     loss reads; on JAX the output bias is added as a rank-1 matmul (see
-    `call`).
+    `backend_kernels.add_bias_to_rows`).
     Returns `[B, P, V]` logits, as keras-hub's. Without `mask_positions`,
     `inputs` are taken to be the hidden states already gathered, `[B, P, H]`
     (what `Backbone.sequence_output_at` returns).
@@ -53,16 +57,7 @@ class MaskedLMHead(keras_hub.layers.MaskedLMHead):
         else:
             outputs = ops.matmul(x, self._kernel)
         outputs = ops.cast(outputs, self.compute_dtype)
-        if keras.backend.backend() != "jax":
-            outputs = outputs + self._bias
-        else:
-            # ones[N, 1] @ bias[1, V]: the same sum, but XLA differentiates
-            # it into a [1, N] x [N, V] matmul instead of a column reduction
-            # of the [N, V] gradient (several times slower on XLA:CPU).
-            ones = ops.ones((ops.shape(outputs)[0], 1), outputs.dtype)
-            outputs = outputs + ops.matmul(
-                ones, ops.expand_dims(ops.cast(self._bias, outputs.dtype), 0)
-            )
+        outputs = add_bias_to_rows(outputs, self._bias)
         if self.activation is not None:
             outputs = self.activation(outputs)
         return ops.reshape(
@@ -80,10 +75,6 @@ def _flat(y_true, y_pred):
     logits = ops.reshape(y_pred, (-1, vocabulary_size))
     labels = ops.reshape(ops.cast(y_true, "int32"), (-1,))
     return labels, logits
-
-
-def _label_logits(labels, logits):
-    return ops.take_along_axis(logits, labels[:, None], axis=-1)[:, 0]
 
 
 @keras.saving.register_keras_serializable(package="keras_pretrain")
@@ -122,14 +113,7 @@ class MaskedLMLoss(keras.losses.Loss):
 
     def call(self, y_true, y_pred):
         labels, logits = _flat(y_true, y_pred)
-        if keras.backend.backend() == "jax":
-            loss = ops.logsumexp(logits, axis=-1) - _label_logits(
-                labels, logits
-            )
-        else:
-            loss = ops.sparse_categorical_crossentropy(
-                labels, logits, from_logits=True
-            )
+        loss = sparse_crossentropy_from_logits(labels, logits)
         return ops.reshape(loss, ops.shape(y_true))
 
     def get_config(self):
@@ -145,7 +129,7 @@ def masked_lm_accuracy(y_true, y_pred):
     sharing the maximum with the loss's `logsumexp`.
     """
     labels, logits = _flat(y_true, y_pred)
-    hit = _label_logits(labels, logits) >= ops.max(logits, axis=-1)
+    hit = label_logits(labels, logits) >= ops.max(logits, axis=-1)
     return ops.reshape(ops.cast(hit, "float32"), ops.shape(y_true))
 
 

@@ -31,7 +31,7 @@ class TransformerEncoder(keras_hub.layers.TransformerEncoder):
 
     A drop-in: same constructor, sublayers, variables and variable names as
     `keras_hub.layers.TransformerEncoder` (checkpoints, `.keras` files and
-    the weight maps of `keras_pretrain.checkpoints.blocks` apply
+    the weight maps of `keras_pretrain.models.block_weights` apply
     unchanged), and the same function: attention probabilities, attention
     output and feed-forward output dropped out at `dropout`, masked keys at
     probability 0, and a query whose keys are all masked gets a zero

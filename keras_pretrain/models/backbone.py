@@ -1,5 +1,6 @@
 """Base classes of every keras_pretrain backbone."""
 
+import inspect
 import numbers
 import os
 
@@ -8,6 +9,9 @@ import keras_hub
 from keras import ops
 
 from keras_pretrain.errors import ConfigError
+from keras_pretrain.layers.activations import get_activation
+from keras_pretrain.layers.dropout import Dropout
+from keras_pretrain.layers.transformer_encoder import TransformerEncoder
 
 
 def check_sizes(model, num_heads, hidden_dim, **sizes):
@@ -65,9 +69,40 @@ class PresetMixin:
         config.update(self._config())
         return config
 
+    @classmethod
+    def _argument_names(cls):
+        """The named constructor arguments of `cls` and of its bases up to this class.
+
+        Base classes first, in signature order; `self`, `dtype`, `*args` and
+        `**kwargs` left out (so are Keras' own classes: `inputs`, `outputs`).
+        """
+        names = []
+        for klass in reversed(cls.__mro__):
+            init = klass.__dict__.get("__init__")
+            if init is None or not issubclass(klass, PresetMixin):
+                continue
+            for name, param in inspect.signature(init).parameters.items():
+                plain = param.kind in (param.POSITIONAL_OR_KEYWORD, param.KEYWORD_ONLY)
+                if plain and name not in ("self", "dtype") and name not in names:
+                    names.append(name)
+        return names
+
+    def _record_config(self, arguments):
+        """Keeps the constructor arguments as attributes (what `get_config` writes).
+
+        `arguments`: `locals()` of the `__init__` calling it; the entries named
+        like a constructor argument (`_argument_names()`) become attributes.
+        """
+        for name in self._argument_names():
+            if name in arguments:
+                setattr(self, name, arguments[name])
+
     def _config(self):
-        """The constructor arguments of the subclass (override)."""
-        return {}
+        """The constructor arguments, read back from the attributes of the same names.
+
+        Classes that call `_record_config` get this for free; others override.
+        """
+        return {name: getattr(self, name) for name in self._argument_names()}
 
 
 def _load_preset_folder(cls, preset, load_weights, kwargs):
@@ -133,6 +168,180 @@ class Backbone(PresetMixin, keras_hub.models.Backbone):
         if not pooled:
             return x, None
         return x[:, 1:], self.pooled_dense(x[:, 0, :])
+
+
+def int_inputs(*names):
+    """One int32 `keras.Input` of shape `[B, T]` per name, as a dict."""
+    return {name: keras.Input(shape=(None,), dtype="int32", name=name) for name in names}
+
+
+def embedding(input_dim, output_dim, initializer, dtype, name):
+    """A plain `keras.layers.Embedding` (segments, task types, position ids)."""
+    return keras.layers.Embedding(
+        input_dim=input_dim,
+        output_dim=output_dim,
+        embeddings_initializer=initializer(),
+        dtype=dtype,
+        name=name,
+    )
+
+
+def transformer_blocks(
+    names,
+    num_heads,
+    intermediate_dim,
+    activation,
+    dropout,
+    layer_norm_epsilon,
+    initializer,
+    dtype,
+    block=TransformerEncoder,
+    **block_kwargs,
+):
+    """One transformer block per name: by default a post-LN `TransformerEncoder` (BERT's block).
+
+    `activation`: one of our names (`keras_pretrain.layers.activations`);
+    `initializer`: a function returning a fresh kernel initializer;
+    `block`: the layer class (GPT: keras-hub's `TransformerDecoder`), built
+    with these arguments and `block_kwargs`.
+    """
+    return [
+        block(
+            num_heads=num_heads,
+            intermediate_dim=intermediate_dim,
+            activation=get_activation(activation),
+            dropout=dropout,
+            layer_norm_epsilon=layer_norm_epsilon,
+            kernel_initializer=initializer(),
+            dtype=dtype,
+            name=name,
+            **block_kwargs,
+        )
+        for name in names
+    ]
+
+
+def pooler(hidden_dim, initializer, dtype):
+    """BERT's pooler, `tanh(Dense(sequence_output[:, 0]))` (named `pooled_dense`)."""
+    return keras.layers.Dense(
+        hidden_dim,
+        activation="tanh",
+        kernel_initializer=initializer(),
+        dtype=dtype,
+        name="pooled_dense",
+    )
+
+
+class TransformerBackbone(Backbone):
+    """Base of the BERT-like backbones (BERT, ERNIE, ALBERT, RoBERTa, DistilBERT) and GPT.
+
+    What they share, written once: the embedding layers
+    (`_embedding_layers`: token, position and segment embeddings summed,
+    LayerNorm, dropout), the embedding sum (`_embedding_parts`, `_embed`),
+    the stack of blocks with one output per layer and the optional pooler
+    (`_encode`), and the config (`_record_config(locals())` keeps the
+    constructor arguments, `get_config` writes them back). A family's
+    `__init__` builds its layers with these helpers, calls
+    `super().__init__(inputs=..., outputs=self._encode(inputs))` and
+    overrides only what differs.
+
+    Layer and attribute names (`token_embedding`, `position_embedding`,
+    `segment_embedding`, `embeddings_add`, `embeddings_layer_norm`,
+    `embeddings_dropout`, `transformer_layers`, `pooled_dense`) are the
+    ones checkpoints, converters and `.keras` files use.
+    """
+
+    # The keyword a block takes the padding mask by (GPT's decoder blocks
+    # take `decoder_padding_mask`).
+    block_mask_argument = "padding_mask"
+
+    def _embedding_layers(
+        self,
+        vocabulary_size,
+        embedding_dim,
+        max_sequence_length,
+        dropout,
+        initializer,
+        dtype,
+        num_segments=None,
+        layer_norm_epsilon=None,
+        position_ids=False,
+    ):
+        """Creates the embedding layers as attributes.
+
+        `token_embedding` (keras-hub `ReversibleEmbedding`), `position_embedding`
+        (keras-hub `PositionEmbedding`, positions `0..T-1`; with
+        `position_ids`, a plain `Embedding` looked up at computed ids),
+        `segment_embedding` (with `num_segments`), `embeddings_add`,
+        `embeddings_layer_norm` (with `layer_norm_epsilon`) and
+        `embeddings_dropout`.
+        """
+        self.token_embedding = keras_hub.layers.ReversibleEmbedding(
+            input_dim=vocabulary_size,
+            output_dim=embedding_dim,
+            embeddings_initializer=initializer(),
+            dtype=dtype,
+            name="token_embedding",
+        )
+        if position_ids:
+            self.position_embedding = embedding(
+                max_sequence_length, embedding_dim, initializer, dtype, "position_embedding"
+            )
+        else:
+            self.position_embedding = keras_hub.layers.PositionEmbedding(
+                sequence_length=max_sequence_length,
+                initializer=initializer(),
+                dtype=dtype,
+                name="position_embedding",
+            )
+        if num_segments is not None:
+            self.segment_embedding = embedding(
+                num_segments, embedding_dim, initializer, dtype, "segment_embedding"
+            )
+        self.embeddings_add = keras.layers.Add(dtype=dtype, name="embeddings_add")
+        if layer_norm_epsilon is not None:
+            self.embeddings_layer_norm = keras.layers.LayerNormalization(
+                epsilon=layer_norm_epsilon, dtype=dtype, name="embeddings_layer_norm"
+            )
+        self.embeddings_dropout = Dropout(dropout, dtype=dtype, name="embeddings_dropout")
+
+    def _embedding_parts(self, inputs):
+        """The embeddings summed: token, position (and segment, where there is one)."""
+        tokens = self.token_embedding(inputs["token_ids"])
+        parts = [tokens, self.position_embedding(tokens)]
+        if getattr(self, "segment_embedding", None) is not None:
+            parts.append(self.segment_embedding(inputs["segment_ids"]))
+        return parts
+
+    def _embed(self, inputs):
+        """The embedding sum, LayerNorm (where there is one), dropout: `[B, T, H]`."""
+        x = self.embeddings_add(self._embedding_parts(inputs))
+        if getattr(self, "embeddings_layer_norm", None) is not None:
+            x = self.embeddings_layer_norm(x)
+        return self.embeddings_dropout(x)
+
+    def _layer_blocks(self):
+        """The blocks of each layer, in order (one block a layer unless shared)."""
+        return [[block] for block in self.transformer_layers]
+
+    def _encoder_blocks(self):
+        """Every block call in order (the layers' blocks, flattened)."""
+        return [block for blocks in self._layer_blocks() for block in blocks]
+
+    def _encode(self, inputs):
+        """The outputs dict: `sequence_output`, `pooled_output` (with a pooler), `encoder_outputs`."""
+        mask = {self.block_mask_argument: inputs["padding_mask"]}
+        x = self._embed(inputs)
+        encoder_outputs = []
+        for blocks in self._layer_blocks():
+            for block in blocks:
+                x = block(x, **mask)
+            encoder_outputs.append(x)
+        outputs = {"sequence_output": x}
+        if getattr(self, "pooled_dense", None) is not None:
+            outputs["pooled_output"] = self.pooled_dense(x[:, 0, :])
+        outputs["encoder_outputs"] = encoder_outputs
+        return outputs
 
 
 class SubclassedBackbone(PresetMixin, keras.Model):

@@ -9,6 +9,19 @@ import numpy as np
 
 from keras_pretrain.optimizers import AdamW
 
+# Feature names accepted for each backbone input (ours first, then the
+# original TFRecord / TF-Hub / Hugging Face names).
+TOKEN_IDS = ("token_ids", "input_ids", "input_word_ids")
+SEGMENT_IDS = ("segment_ids", "input_type_ids")
+PADDING_MASK = ("padding_mask", "input_mask")
+TASK_TYPE_IDS = ("task_type_ids", "task_ids")
+INPUT_ALIASES = {
+    "token_ids": TOKEN_IDS,
+    "segment_ids": SEGMENT_IDS,
+    "padding_mask": PADDING_MASK,
+    "task_type_ids": TASK_TYPE_IDS,
+}
+
 
 class TaskMixin:
     """Accepting the original feature dicts; default compile arguments.
@@ -139,6 +152,15 @@ class Task(TaskMixin, keras_hub.models.Task):
     """A keras-hub `Task` (functional) that also accepts the original feature dicts."""
 
 
+def _stored(name):
+    """A read/write property kept in `_<name>` (None until set), as keras-hub's."""
+    private = f"_{name}"
+    return property(
+        lambda self: getattr(self, private, None),
+        lambda self, value: setattr(self, private, value),
+    )
+
+
 class SubclassedTask(TaskMixin, keras.Model):
     """Base of tasks that cannot be functional models (XLNet's memories).
 
@@ -160,21 +182,8 @@ class SubclassedTask(TaskMixin, keras.Model):
             return object.__setattr__(self, name, value)
         return super().__setattr__(name, value)
 
-    @property
-    def backbone(self):
-        return getattr(self, "_backbone", None)
-
-    @backbone.setter
-    def backbone(self, value):
-        self._backbone = value
-
-    @property
-    def preprocessor(self):
-        return getattr(self, "_preprocessor", None)
-
-    @preprocessor.setter
-    def preprocessor(self, value):
-        self._preprocessor = value
+    backbone = _stored("backbone")
+    preprocessor = _stored("preprocessor")
 
     def _preprocessed(self, x, y=None, sample_weight=None):
         tf = sys.modules.get("tensorflow")
@@ -209,11 +218,17 @@ class SubclassedTask(TaskMixin, keras.Model):
 
     @classmethod
     def from_config(cls, config):
-        config = dict(config)
-        for key in ("backbone", "preprocessor"):
-            if isinstance(config.get(key), dict):
-                config[key] = keras.layers.deserialize(config[key])
-        return cls(**config)
+        return cls(**with_layers(config))
+
+
+def with_layers(config, keys=("backbone", "preprocessor")):
+    """A copy of a config whose serialized layers under `keys` are deserialized (for `from_config` of a
+    model or layer wrapping a backbone)."""
+    config = dict(config)
+    for key in keys:
+        if isinstance(config.get(key), dict):
+            config[key] = keras.layers.deserialize(config[key])
+    return config
 
 
 def feature(features, *names):
@@ -236,3 +251,30 @@ def ones_like(x, dtype="float32"):
     if tf is not None and isinstance(x, tf.Tensor):
         return tf.ones_like(x, dtype=dtype)
     return np.ones(np.shape(x), dtype=dtype)
+
+
+def encoder_inputs(features):
+    """Our three encoder inputs from a dict using any of the usual names."""
+    return {
+        "token_ids": feature(features, *TOKEN_IDS),
+        "segment_ids": feature(features, *SEGMENT_IDS),
+        "padding_mask": feature(features, *PADDING_MASK),
+    }
+
+
+def backbone_inputs(backbone, features):
+    """The inputs `backbone` takes, picked from a feature dict (any alias).
+
+    Missing `segment_ids` / `task_type_ids` default to zeros (one segment,
+    task 0). Works inside tf.data graphs and on NumPy arrays.
+    """
+    x = {}
+    for name in backbone.input:
+        aliases = INPUT_ALIASES.get(name, (name,))
+        if any(a in features for a in aliases):
+            x[name] = feature(features, *aliases)
+        elif name in ("segment_ids", "task_type_ids"):
+            x[name] = ones_like(feature(features, *TOKEN_IDS), "int32") * 0
+        else:
+            feature(features, *aliases)  # raises, naming what is missing
+    return x

@@ -222,3 +222,19 @@ def test_backbones_refuse_bad_sizes(sizes, message):
     for cls in (BertBackbone, AlbertBackbone, RobertaBackbone, GPTBackbone, XLNetBackbone):
         with pytest.raises(ConfigError, match=message):
             cls(**config)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--model", "bert", "--lexicon", "LEXICON"], "--lexicon: only knowledge masking reads a lexicon; bert masks with token"),
+    (["--model", "gpt", "--masking", "ngram"], "--masking: gpt does not mask tokens"),
+    (["--model", "xlnet", "--objective", "nsp"], "--objective nsp: xlnet takes permutation_lm"),
+])
+def test_pretrain_options_the_family_does_not_use(tmp_path, capsys, argv, message):
+    lexicon = tmp_path / "lexicon.txt"
+    lexicon.write_text("孔子\n论语\n", encoding="utf-8")
+    argv = [str(lexicon) if a == "LEXICON" else a for a in argv] + ["--out", str(tmp_path / "run")]
+    with pytest.raises(SystemExit) as e:
+        pretrain.main(argv)
+    assert e.value.code == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()  # refused before anything is written

@@ -1,18 +1,7 @@
 import pytest
 
 from recipes import distill
-
-CORPUS = """The quick brown fox jumps over the lazy dog.
-It was the best of times.
-It was the worst of times.
-
-Call me Ishmael.
-Some years ago I went to sea.
-The whale was white.
-
-Hello world, said the program.
-Then it stopped.
-"""
+from tests.recipes.test_pretrain_recipe import CORPUS
 
 
 @pytest.mark.tf_only

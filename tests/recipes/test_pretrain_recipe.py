@@ -4,6 +4,8 @@ import os
 import keras
 import pytest
 
+from keras_pretrain import pretraining
+from keras_pretrain.pretraining import masked_lm
 from recipes import pretrain
 
 CORPUS = """The quick brown fox jumps over the lazy dog.
@@ -174,7 +176,7 @@ def test_readme_model_parallel_command_pads_the_vocabulary(corpus, tmp_path):
     env = dict(os.environ, KERAS_BACKEND="jax", PYTHONPATH=root, TF_CPP_MIN_LOG_LEVEL="3",
                XLA_FLAGS="--xla_force_host_platform_device_count=2")
     words = sorted({w for w in CORPUS.lower().replace(".", " ").replace(",", " ").split()} | set(CORPUS) - {"\n", " "})
-    tokens = pretrain.SPECIAL_TOKENS + words[: len(words) - (len(words) + len(pretrain.SPECIAL_TOKENS) + 1) % 2]
+    tokens = masked_lm.SPECIAL_TOKENS + words[: len(words) - (len(words) + len(masked_lm.SPECIAL_TOKENS) + 1) % 2]
     assert len(tokens) % 2 == 1
     vocab = tmp_path / "vocab.txt"
     vocab.write_text("\n".join(tokens) + "\n", encoding="utf-8")
@@ -201,8 +203,8 @@ def test_demo_probes_are_held_out_sentences_of_the_bundled_corpus():
     from keras_pretrain.data.corpus import read_documents
 
     documents = list(read_documents(pretrain.DEFAULT_CORPUS))
-    held_out = ["".join(doc).replace(" ", "") for i, doc in enumerate(documents) if pretrain.held_out_document(i)]
-    assert 0 < len(held_out) <= len(documents) // pretrain.HELD_OUT_EVERY + 1
+    held_out = ["".join(doc).replace(" ", "") for i, doc in enumerate(documents) if pretraining.held_out_document(i)]
+    assert 0 < len(held_out) <= len(documents) // pretraining.HELD_OUT_EVERY + 1
 
     def masked_in(probe, doc):  # the text around the mask, then a word of 1-12 characters, then the rest
         before, after = probe.replace(" ", "").split("[MASK]")

@@ -1,15 +1,13 @@
 """ALBERT backbone: factorized embeddings and cross-layer parameter sharing."""
 
 import keras
-import keras_hub
 
 from keras_pretrain.errors import ConfigError
-from keras_pretrain.layers.activations import get_activation
-from keras_pretrain.layers.dropout import Dropout
-from keras_pretrain.layers.transformer_encoder import TransformerEncoder
-from keras_pretrain.models.backbone import Backbone
+from keras_pretrain.models.backbone import TransformerBackbone
 from keras_pretrain.models.backbone import check_sizes
-from keras_pretrain.models.bert.bert_backbone import BertBackbone
+from keras_pretrain.models.backbone import int_inputs
+from keras_pretrain.models.backbone import pooler
+from keras_pretrain.models.backbone import transformer_blocks
 from keras_pretrain.models.bert.bert_backbone import bert_kernel_initializer
 
 
@@ -24,7 +22,7 @@ def group_of_layer(layer_index, num_layers, num_groups):
 
 
 @keras.saving.register_keras_serializable(package="keras_pretrain")
-class AlbertBackbone(Backbone):
+class AlbertBackbone(TransformerBackbone):
     """The ALBERT encoder network (Lan et al., 2020).
 
     Word, position and segment embeddings live in a small space of width
@@ -111,34 +109,10 @@ class AlbertBackbone(Backbone):
 
         # === Layers ===
         init = lambda: bert_kernel_initializer(initializer_range)  # noqa: E731
-        self.token_embedding = keras_hub.layers.ReversibleEmbedding(
-            input_dim=vocabulary_size,
-            output_dim=embedding_dim,
-            embeddings_initializer=init(),
-            dtype=dtype,
-            name="token_embedding",
-        )
-        self.position_embedding = keras_hub.layers.PositionEmbedding(
-            sequence_length=max_sequence_length,
-            initializer=init(),
-            dtype=dtype,
-            name="position_embedding",
-        )
-        self.segment_embedding = keras.layers.Embedding(
-            input_dim=num_segments,
-            output_dim=embedding_dim,
-            embeddings_initializer=init(),
-            dtype=dtype,
-            name="segment_embedding",
-        )
-        self.embeddings_add = keras.layers.Add(dtype=dtype, name="embeddings_add")
-        self.embeddings_layer_norm = keras.layers.LayerNormalization(
-            epsilon=layer_norm_epsilon,
-            dtype=dtype,
-            name="embeddings_layer_norm",
-        )
-        self.embeddings_dropout = Dropout(
-            dropout, dtype=dtype, name="embeddings_dropout"
+        # BERT's embedding layers at width E, then the E -> H projection.
+        self._embedding_layers(
+            vocabulary_size, embedding_dim, max_sequence_length, dropout, init, dtype,
+            num_segments=num_segments, layer_norm_epsilon=layer_norm_epsilon,
         )
         self.embeddings_projection = keras.layers.Dense(
             hidden_dim,
@@ -148,107 +122,29 @@ class AlbertBackbone(Backbone):
         )
         # transformer_layers[group][inner]: the distinct (shared) blocks.
         self.transformer_layers = [
-            [
-                TransformerEncoder(
-                    num_heads=num_heads,
-                    intermediate_dim=intermediate_dim,
-                    activation=get_activation(activation),
-                    dropout=dropout,
-                    layer_norm_epsilon=layer_norm_epsilon,
-                    kernel_initializer=init(),
-                    dtype=dtype,
-                    name=f"group_{g}_inner_{i}",
-                )
-                for i in range(num_inner_repetitions)
-            ]
+            transformer_blocks(
+                [f"group_{g}_inner_{i}" for i in range(num_inner_repetitions)],
+                num_heads, intermediate_dim, activation, dropout, layer_norm_epsilon, init, dtype,
+            )
             for g in range(num_groups)
         ]
-        self.pooled_dense = keras.layers.Dense(
-            hidden_dim,
-            activation="tanh",
-            kernel_initializer=init(),
-            dtype=dtype,
-            name="pooled_dense",
-        )
+        self.pooled_dense = pooler(hidden_dim, init, dtype)
 
         # === Functional Model ===
-        token_ids = keras.Input(shape=(None,), dtype="int32", name="token_ids")
-        segment_ids = keras.Input(
-            shape=(None,), dtype="int32", name="segment_ids"
-        )
-        padding_mask = keras.Input(
-            shape=(None,), dtype="int32", name="padding_mask"
-        )
-        x = self._embed({"token_ids": token_ids, "segment_ids": segment_ids})
-        encoder_outputs = []
-        for l in range(num_layers):  # noqa: E741
-            for block in self.transformer_layers[
-                group_of_layer(l, num_layers, num_groups)
-            ]:
-                x = block(x, padding_mask=padding_mask)
-            encoder_outputs.append(x)
-        pooled = self.pooled_dense(x[:, 0, :])
-        super().__init__(
-            inputs={
-                "token_ids": token_ids,
-                "segment_ids": segment_ids,
-                "padding_mask": padding_mask,
-            },
-            outputs={
-                "sequence_output": x,
-                "pooled_output": pooled,
-                "encoder_outputs": encoder_outputs,
-            },
-            dtype=dtype,
-            **kwargs,
-        )
+        self.num_layers = num_layers  # read by `_layer_blocks` while building
+        inputs = int_inputs("token_ids", "segment_ids", "padding_mask")
+        super().__init__(inputs=inputs, outputs=self._encode(inputs), dtype=dtype, **kwargs)
 
         # === Config ===
-        self.vocabulary_size = vocabulary_size
-        self.num_layers = num_layers
-        self.num_heads = num_heads
-        self.hidden_dim = hidden_dim
-        self.intermediate_dim = intermediate_dim
-        self.embedding_dim = embedding_dim
-        self.num_groups = num_groups
-        self.num_inner_repetitions = num_inner_repetitions
-        self.dropout = dropout
-        self.max_sequence_length = max_sequence_length
-        self.num_segments = num_segments
-        self.activation = activation
-        self.layer_norm_epsilon = layer_norm_epsilon
-        self.initializer_range = initializer_range
-
-    # BERT's embeddings (the same layers, at width E), then E -> H.
-    _embedding_parts = BertBackbone._embedding_parts
+        self._record_config(locals())
 
     def _embed(self, inputs):
-        return self.embeddings_projection(BertBackbone._embed(self, inputs))
+        return self.embeddings_projection(super()._embed(inputs))
 
-    def _encoder_blocks(self):
-        """The (shared) blocks in the order the layers apply them."""
+    def _layer_blocks(self):
+        """Each layer's (shared) blocks: those of its group."""
+        num_groups = len(self.transformer_layers)
         return [
-            block
+            self.transformer_layers[group_of_layer(l, self.num_layers, num_groups)]
             for l in range(self.num_layers)  # noqa: E741
-            for block in self.transformer_layers[
-                group_of_layer(l, self.num_layers, self.num_groups)
-            ]
         ]
-
-    def _config(self):
-        return {
-            "vocabulary_size": self.vocabulary_size,
-            "num_layers": self.num_layers,
-            "num_heads": self.num_heads,
-            "hidden_dim": self.hidden_dim,
-            "intermediate_dim": self.intermediate_dim,
-            "embedding_dim": self.embedding_dim,
-            "num_groups": self.num_groups,
-            "num_inner_repetitions": self.num_inner_repetitions,
-            "dropout": self.dropout,
-            "max_sequence_length": self.max_sequence_length,
-            "num_segments": self.num_segments,
-            "activation": self.activation,
-            "layer_norm_epsilon": self.layer_norm_epsilon,
-            "initializer_range": self.initializer_range,
-        }

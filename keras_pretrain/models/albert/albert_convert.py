@@ -10,37 +10,33 @@ import glob
 import os
 
 from keras_pretrain.casing import choose_lowercase
-from keras_pretrain.checkpoints.blocks import load_dense
-from keras_pretrain.checkpoints.blocks import load_layer_norm
-from keras_pretrain.checkpoints.blocks import load_masked_lm_head
-from keras_pretrain.checkpoints.blocks import load_transformer_encoder
 from keras_pretrain.checkpoints.huggingface import read_json
 from keras_pretrain.checkpoints.huggingface import require
-from keras_pretrain.checkpoints.weights import torch_linear
+from keras_pretrain.checkpoints.names import HF
+from keras_pretrain.checkpoints.names import TF1
+from keras_pretrain.checkpoints.names import block_names
+from keras_pretrain.checkpoints.names import hf_prefix
 from keras_pretrain.errors import CheckpointFormatError
 from keras_pretrain.errors import ConfigError
 from keras_pretrain.layers.activations import HF_ACTIVATIONS
 from keras_pretrain.layers.activations import TF1_ACTIVATIONS
-from keras_pretrain.layers.activations import translate_activation
-from keras_pretrain.models.bert.bert_convert import hf_norm
+from keras_pretrain.models import conversion
+from keras_pretrain.models.bert import bert_convert
+from keras_pretrain.models.bert.bert_convert import load_embeddings
 from keras_pretrain.models.bert.bert_convert import load_tf1_heads
+from keras_pretrain.models.block_weights import load_dense
+from keras_pretrain.models.block_weights import load_masked_lm_head
+from keras_pretrain.models.block_weights import load_transformer_encoder
 
-ALBERT_CONFIG_KEYS = (
-    "vocab_size",
-    "embedding_size",
-    "hidden_size",
-    "num_hidden_layers",
-    "num_attention_heads",
-    "intermediate_size",
-    "max_position_embeddings",
-    "type_vocab_size",
-)
+# BERT's keys plus the embedding size (in the order errors list missing ones).
+ALBERT_CONFIG_KEYS = bert_convert.BERT_CONFIG_KEYS[:1] + ("embedding_size",) + bert_convert.BERT_CONFIG_KEYS[1:]
 
 
 def backbone_config(config, source, activations):
     """An ALBERT config dict (Google or HF) -> `AlbertBackbone` kwargs.
 
-    Unknown keys are ignored. The research options of the original code
+    BERT's keys plus the factorised embedding and the shared groups. Unknown
+    keys are ignored. The research options of the original code
     (`net_structure_type`, `down_scale_factor`, ...) must keep their
     defaults: no published model changes them.
     """
@@ -51,24 +47,14 @@ def backbone_config(config, source, activations):
                 f"{source}: {key}={config[key]!r} is not supported (only the "
                 f"standard ALBERT network, {key}={default})."
             )
-    return {
-        "vocabulary_size": config["vocab_size"],
-        "num_layers": config["num_hidden_layers"],
-        "num_heads": config["num_attention_heads"],
-        "hidden_dim": config["hidden_size"],
-        "intermediate_dim": config["intermediate_size"],
-        "embedding_dim": config["embedding_size"],
-        "num_groups": config.get("num_hidden_groups", 1),
-        "num_inner_repetitions": config.get("inner_group_num", 1),
-        "dropout": config.get("hidden_dropout_prob", 0.0),
-        "max_sequence_length": config["max_position_embeddings"],
-        "num_segments": config["type_vocab_size"],
-        "activation": translate_activation(
-            config.get("hidden_act", "gelu"), activations, source
-        ),
-        "layer_norm_epsilon": config.get("layer_norm_eps", 1e-12),
-        "initializer_range": config.get("initializer_range", 0.02),
-    }
+    kwargs = bert_convert.backbone_config(config, source, activations)
+    kwargs.update(
+        embedding_dim=config["embedding_size"],
+        num_groups=config.get("num_hidden_groups", 1),
+        num_inner_repetitions=config.get("inner_group_num", 1),
+        dropout=config.get("hidden_dropout_prob", 0.0),
+    )
+    return kwargs
 
 
 def each_block(backbone):
@@ -77,94 +63,109 @@ def each_block(backbone):
             yield g, i, block
 
 
+# --- Names and placing (both layouts) ---------------------------------------
+
+# Special to ALBERT: the shared groups (`num_groups` x `num_inner_repetitions`
+# blocks, called again for every layer) and their names in each layout.
+BLOCK_NAMES = {
+    TF1: {
+        "group": "encoder/transformer/group",
+        "inner": "inner_group",
+        "denses": (
+            ("query", "attention_1/self/query"),
+            ("key", "attention_1/self/key"),
+            ("value", "attention_1/self/value"),
+            ("attention_output", "attention_1/output/dense"),
+            ("intermediate", "ffn_1/intermediate/dense"),
+            ("output", "ffn_1/intermediate/output/dense"),
+        ),
+        "norms": (("attention_norm", "LayerNorm"), ("output_norm", "LayerNorm_1")),
+        "pooler": "pooler/dense",
+    },
+    HF: {
+        "group": "encoder/albert_layer_groups",
+        "inner": "albert_layers",
+        "denses": (
+            ("query", "attention/query"),
+            ("key", "attention/key"),
+            ("value", "attention/value"),
+            ("attention_output", "attention/dense"),
+            ("intermediate", "ffn"),
+            ("output", "ffn_output"),
+        ),
+        "norms": (("attention_norm", "attention/LayerNorm"), ("output_norm", "full_layer_layer_norm")),
+        "pooler": "pooler",
+    },
+}
+
+
+def block_scope(layout, p, g, i):
+    """The prefix of block `i` of group `g`."""
+    names = BLOCK_NAMES[layout]
+    return layout.scope(p, layout.item(names["group"], g) + "/" + layout.item(names["inner"], i))
+
+
+def load_backbone(backbone, loader, layout, p):
+    """BERT's embeddings, the projection to the hidden size, the shared groups, the pooler."""
+    names = BLOCK_NAMES[layout]
+    load_embeddings(backbone, loader, layout, layout.scope(p, "embeddings"))
+    load_dense(loader, backbone.embeddings_projection,
+               *layout.dense(p, "encoder/embedding_hidden_mapping_in"), layout.linear)
+    for g, i, block in each_block(backbone):
+        scope = block_scope(layout, p, g, i)
+        load_transformer_encoder(
+            loader, block, block_names(loader, layout, scope, names["denses"], names["norms"]), layout.linear
+        )
+    load_dense(loader, backbone.pooled_dense, *layout.dense(p, names["pooler"]), layout.linear)
+
+
 # --- Original Google TF1 checkpoints ---------------------------------------
 
 
-def tf1_block_names(g, i):
-    p = f"bert/encoder/transformer/group_{g}/inner_group_{i}/"
-    names = {}
-    for part, tf in (
-        ("query", "attention_1/self/query"),
-        ("key", "attention_1/self/key"),
-        ("value", "attention_1/self/value"),
-        ("attention_output", "attention_1/output/dense"),
-        ("intermediate", "ffn_1/intermediate/dense"),
-        ("output", "ffn_1/intermediate/output/dense"),
-    ):
-        names[part] = f"{p}{tf}/kernel"
-        names[part + "_bias"] = f"{p}{tf}/bias"
-    for part, tf in (("attention_norm", "LayerNorm"), ("output_norm", "LayerNorm_1")):
-        names[part] = f"{p}{tf}/gamma"
-        names[part + "_bias"] = f"{p}{tf}/beta"
-    return names
-
-
 def load_tf1_backbone(backbone, loader):
-    e = "bert/embeddings/"
-    loader.assign(backbone.token_embedding.embeddings, e + "word_embeddings")
-    loader.assign(backbone.position_embedding.position_embeddings, e + "position_embeddings")
-    loader.assign(backbone.segment_embedding.embeddings, e + "token_type_embeddings")
-    load_layer_norm(loader, backbone.embeddings_layer_norm, e + "LayerNorm/gamma", e + "LayerNorm/beta")
-    m = "bert/encoder/embedding_hidden_mapping_in/"
-    load_dense(loader, backbone.embeddings_projection, m + "kernel", m + "bias")
-    for g, i, block in each_block(backbone):
-        load_transformer_encoder(loader, block, tf1_block_names(g, i))
-    load_dense(loader, backbone.pooled_dense, "bert/pooler/dense/kernel", "bert/pooler/dense/bias")
+    load_backbone(backbone, loader, TF1, "bert/")
 
 
 # --- Hugging Face ----------------------------------------------------------
 
 
-def hf_block_names(loader, p):
-    names = {}
-    for part, hf in (
-        ("query", "attention.query"),
-        ("key", "attention.key"),
-        ("value", "attention.value"),
-        ("attention_output", "attention.dense"),
-        ("intermediate", "ffn"),
-        ("output", "ffn_output"),
-    ):
-        names[part] = f"{p}{hf}.weight"
-        names[part + "_bias"] = f"{p}{hf}.bias"
-    names["attention_norm"], names["attention_norm_bias"] = hf_norm(loader, f"{p}attention.LayerNorm")
-    names["output_norm"], names["output_norm_bias"] = hf_norm(loader, f"{p}full_layer_layer_norm")
-    return names
-
-
 def load_hf_backbone(backbone, loader):
-    p = "albert." if "albert.embeddings.word_embeddings.weight" in loader else ""
-    e = p + "embeddings."
-    loader.assign(backbone.token_embedding.embeddings, e + "word_embeddings.weight")
-    loader.assign(backbone.position_embedding.position_embeddings, e + "position_embeddings.weight")
-    loader.assign(backbone.segment_embedding.embeddings, e + "token_type_embeddings.weight")
-    load_layer_norm(loader, backbone.embeddings_layer_norm, *hf_norm(loader, e + "LayerNorm"))
-    m = p + "encoder.embedding_hidden_mapping_in."
-    load_dense(loader, backbone.embeddings_projection, m + "weight", m + "bias", torch_linear)
-    for g, i, block in each_block(backbone):
-        names = hf_block_names(loader, f"{p}encoder.albert_layer_groups.{g}.albert_layers.{i}.")
-        load_transformer_encoder(loader, block, names, torch_linear)
-    load_dense(loader, backbone.pooled_dense, p + "pooler.weight", p + "pooler.bias", torch_linear)
+    load_backbone(backbone, loader, HF, hf_prefix(loader, "albert."))
 
 
 def load_hf_heads(pretrainer, loader):
     t = "predictions."
     load_masked_lm_head(
-        loader, pretrainer.masked_lm_head, t + "dense.weight", t + "dense.bias",
-        *hf_norm(loader, t + "LayerNorm"), t + "bias", torch_linear,
+        loader, pretrainer.masked_lm_head, *HF.dense(t, "dense"),
+        *HF.norm(loader, t, "LayerNorm"), t + "bias", HF.linear,
     )
     if pretrainer.sentence_head is not None:
-        load_dense(loader, pretrainer.sentence_head, "sop_classifier.classifier.weight",
-                   "sop_classifier.classifier.bias", torch_linear)
+        load_dense(loader, pretrainer.sentence_head, *HF.dense("", "sop_classifier/classifier"), HF.linear)
 
 
 # Tied or derived copies that HF state dicts may carry.
 HF_IGNORE = ("predictions.decoder.weight", "predictions.decoder.bias", "*position_ids")
 
 
+def hf_backbone_config(config, source):
+    return backbone_config(config, source, HF_ACTIVATIONS)
+
+
+def hf_sentencepiece_tokenizer(paths, lowercase, options):
+    return sentencepiece_tokenizer(paths[0], lowercase, options.get("keep_accents", False))
+
+
+HF_SPEC = conversion.HFSpec(
+    backbone="keras_pretrain.models.albert.albert_backbone:AlbertBackbone",
+    pretrainer="keras_pretrain.models.albert.albert_pretrainer:AlbertPretrainer",
+    config=hf_backbone_config, load_backbone=load_hf_backbone, load_heads=load_hf_heads,
+    ignore=HF_IGNORE, heads=("predictions.*", "sop_classifier.*"),
+    tokenizer_files=("spiece.model",), tokenizer=hf_sentencepiece_tokenizer, casing=True,
+)
+
+
 def hf_config(folder):
-    path = os.path.join(folder, "config.json")
-    return backbone_config(read_json(path), path, HF_ACTIVATIONS)
+    return conversion.hf_config(HF_SPEC, folder)
 
 
 def convert_huggingface(folder, pretrainer=False, lowercase=None):
@@ -173,33 +174,7 @@ def convert_huggingface(folder, pretrainer=False, lowercase=None):
     Returns `(model, tokenizer)`; the tokenizer comes from `spiece.model`
     (None when the folder has none).
     """
-    from keras_pretrain.checkpoints.huggingface import hf_loader
-    from keras_pretrain.models.albert.albert_backbone import AlbertBackbone
-    from keras_pretrain.models.albert.albert_pretrainer import AlbertPretrainer
-
-    backbone = AlbertBackbone(**hf_config(folder))
-    ignore = HF_IGNORE if pretrainer else HF_IGNORE + ("predictions.*", "sop_classifier.*")
-    loader = hf_loader(folder, ignore=ignore)
-    if pretrainer:
-        model = AlbertPretrainer(backbone)
-        load_hf_backbone(backbone, loader)
-        load_hf_heads(model, loader)
-    else:
-        model = backbone
-        load_hf_backbone(backbone, loader)
-    loader.finish()
-    tokenizer = None
-    spiece = os.path.join(folder, "spiece.model")
-    if os.path.exists(spiece):
-        options = {}
-        path = os.path.join(folder, "tokenizer_config.json")
-        if os.path.exists(path):
-            options = read_json(path)
-        lowercase = choose_lowercase(
-            spiece, lowercase, stated=options.get("do_lower_case"), stated_by=path, names=(folder,)
-        )
-        tokenizer = sentencepiece_tokenizer(spiece, lowercase, options.get("keep_accents", False))
-    return model, tokenizer
+    return conversion.convert_huggingface(HF_SPEC, folder, pretrainer, lowercase)
 
 
 # --- The published archives -------------------------------------------------
@@ -283,14 +258,10 @@ def _load_folder(folder, prefix, pretrainer, lowercase, source):
         raise CheckpointFormatError(
             f"{source}: no albert_config.json found (searched every folder of it)."
         )
-    backbone = AlbertBackbone(**backbone_config(read_json(configs[0]), configs[0], TF1_ACTIVATIONS))
-    if pretrainer:
-        model = AlbertPretrainer(backbone)
-        load_tf1_backbone(backbone, loader)
-        load_tf1_heads(model, loader)
-    else:
-        model = backbone
-        load_tf1_backbone(backbone, loader)
+    kwargs = backbone_config(read_json(configs[0]), configs[0], TF1_ACTIVATIONS)
+    model = conversion.build_and_load(
+        AlbertBackbone, AlbertPretrainer, kwargs, loader, pretrainer, load_tf1_backbone, load_tf1_heads
+    )
     loader.finish()
     return model, find_tokenizer(folder, lowercase, source)
 

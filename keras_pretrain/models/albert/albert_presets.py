@@ -7,22 +7,13 @@ Loading a checkpoint always reads the activation and shapes from its file.
 """
 
 
+from keras_pretrain.models.presets import transformer_config
+
+
 def _albert(num_layers, hidden_dim, num_heads, vocabulary_size, activation):
-    return {
-        "vocabulary_size": vocabulary_size,
-        "num_layers": num_layers,
-        "num_heads": num_heads,
-        "hidden_dim": hidden_dim,
-        "intermediate_dim": 4 * hidden_dim,
-        "embedding_dim": 128,
-        "num_groups": 1,
-        "num_inner_repetitions": 1,
-        "dropout": 0.0,
-        "max_sequence_length": 512,
-        "num_segments": 2,
-        "activation": activation,
-        "layer_norm_epsilon": 1e-12,
-    }
+    return transformer_config(num_layers, hidden_dim, num_heads, vocabulary_size, activation, 1e-12, dropout=0.0,
+                              embedding_dim=128, num_groups=1, num_inner_repetitions=1, max_sequence_length=512,
+                              num_segments=2)
 
 
 _GOOGLE = "https://github.com/google-research/albert"

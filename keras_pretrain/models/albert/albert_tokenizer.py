@@ -26,61 +26,17 @@ Special ids of the published vocabulary: `<pad>`=0, `<unk>`=1, `[CLS]`=2,
 `[SEP]`=3, `[MASK]`=4.
 """
 
-import functools
-import sys
-import unicodedata
-
 import keras
 import keras_hub
 from keras_hub.src.utils.tensor_utils import preprocessing_function
 
 from keras_pretrain.models.bert.bert_tokenizer import PresetPreprocessorMixin
-
-
-def _tf():
-    import tensorflow as tf
-
-    return tf
-
-
-def _char_class(predicate):
-    """An RE2 character class of the code points where `predicate(chr(cp))` holds."""
-    ranges, start = [], None
-    for cp in range(sys.maxunicode + 2):
-        inside = cp <= sys.maxunicode and not 0xD800 <= cp < 0xE000 and predicate(chr(cp))
-        if inside and start is None:
-            start = cp
-        elif not inside and start is not None:
-            ranges.append(f"\\x{{{start:X}}}-\\x{{{cp - 1:X}}}")
-            start = None
-    return "[" + "".join(ranges) + "]"
-
-
-@functools.lru_cache(maxsize=None)
-def python_classes():
-    """Python's (not RE2's) whitespace, combining and digit characters."""
-    return {
-        "space": _char_class(str.isspace),
-        "combining": _char_class(unicodedata.combining),
-        "digit": _char_class(str.isdigit),
-    }
-
-
-def lower_utf8(x):
-    """`str.lower()` in-graph: `tf.strings.lower` stops at a NUL, so lower each part.
-
-    (String attributes such as a separator stop at a NUL too: NUL is joined as
-    tensor data, and the one after the last part cut off.)
-    """
-    tf = _tf()
-    parts = tf.strings.split(x, "\x00")
-    parts = tf.ragged.map_flat_values(
-        lambda p: tf.strings.join([tf.strings.lower(p, encoding="utf-8"), tf.fill(tf.shape(p), "\x00")]),
-        parts,
-    )
-    joined = tf.strings.reduce_join(parts, axis=-1)
-    length = tf.strings.length(joined)
-    return tf.strings.substr(joined, tf.zeros_like(length), length - 1)
+from keras_pretrain.models.sentencepiece_text import COMBINING
+from keras_pretrain.models.sentencepiece_text import _tf
+from keras_pretrain.models.sentencepiece_text import lower_utf8  # noqa: F401 - re-exported
+from keras_pretrain.models.sentencepiece_text import normalize
+from keras_pretrain.models.sentencepiece_text import python_classes  # noqa: F401 - re-exported
+from keras_pretrain.models.sentencepiece_text import split_digit_comma
 
 
 def preprocess_text(inputs, lowercase=True, keep_accents=False):
@@ -89,35 +45,10 @@ def preprocess_text(inputs, lowercase=True, keep_accents=False):
     `keep_accents=True` (the `transformers` option) skips NFKD and the
     removal of combining characters; the original always does both.
     """
-    import tensorflow_text as tf_text
-
-    tf = _tf()
-    x = tf.convert_to_tensor(inputs)
-    if x.dtype != tf.string:
-        return inputs
-    classes = python_classes()
-    x = tf.strings.regex_replace(x, classes["space"] + "+", " ")
-    x = tf.strings.regex_replace(x, "^ | $", "")
-    if not keep_accents:
-        x = tf_text.normalize_utf8(x, "NFKD")
-        x = tf.strings.regex_replace(x, classes["combining"], "")
-    if lowercase:
-        x = lower_utf8(x)
-    return x
-
-
-def split_digit_comma(sentence_piece, ids):
-    """`encode_pieces`' re-split of pieces ending in "<digit>," on ragged ids [B, N]."""
-    tf = _tf()
-    pieces = sentence_piece.id_to_string(ids.flat_values)
-    resplit = tf.strings.regex_full_match(pieces, ".*" + python_classes()["digit"] + ",")
-    # Each piece becomes a row: its re-encoding + "," if re-split, else itself.
-    stem = tf.strings.regex_replace(pieces, ",$|\u2581", "")
-    encoded = sentence_piece.tokenize(tf.where(resplit, stem, ""))  # [] where not
-    comma = tf.cast(sentence_piece.string_to_id(","), ids.dtype)
-    last = tf.where(resplit, comma, ids.flat_values)[:, None]
-    rows = tf.concat([tf.cast(encoded, ids.dtype), last], axis=1)
-    return ids.with_flat_values(rows).merge_dims(-2, -1)
+    return normalize(
+        inputs, lowercase=lowercase, remove_space=True, replace_quotes=False,
+        strip_accents=not keep_accents, accents=COMBINING,
+    )
 
 
 @keras.saving.register_keras_serializable(package="keras_pretrain")

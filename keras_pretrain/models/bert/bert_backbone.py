@@ -1,13 +1,13 @@
 """BERT backbone: post-LN transformer encoder with learned positions."""
 
 import keras
-import keras_hub
 
-from keras_pretrain.layers.activations import get_activation
-from keras_pretrain.layers.dropout import Dropout
-from keras_pretrain.layers.transformer_encoder import TransformerEncoder
-from keras_pretrain.models.backbone import Backbone
+from keras_pretrain.models.backbone import TransformerBackbone
 from keras_pretrain.models.backbone import check_sizes
+from keras_pretrain.models.backbone import embedding
+from keras_pretrain.models.backbone import int_inputs
+from keras_pretrain.models.backbone import pooler
+from keras_pretrain.models.backbone import transformer_blocks
 
 
 def bert_kernel_initializer(stddev=0.02):
@@ -15,7 +15,7 @@ def bert_kernel_initializer(stddev=0.02):
 
 
 @keras.saving.register_keras_serializable(package="keras_pretrain")
-class BertBackbone(Backbone):
+class BertBackbone(TransformerBackbone):
     """The BERT encoder network (Devlin et al., 2019).
 
     Token, position and segment embeddings are summed, layer-normalised and
@@ -39,9 +39,15 @@ class BertBackbone(Backbone):
             original Google code calls "gelu"), `"relu"`, ...
         layer_norm_epsilon: float. LayerNorm epsilon (1e-12 in BERT).
         initializer_range: float. Stddev of the truncated normal initializers.
+        num_task_types: int or None. ERNIE 2.0 / 3.0's task-type embeddings:
+            with a number of task types, a `task_type_embedding` is added to
+            the embedding sum (as the segment embedding), fed by a
+            `task_type_ids` input (Hugging Face `ErnieModel` with
+            `use_task_id`). None (BERT): no such input.
         dtype: Keras dtype policy of the variables and computations.
 
-    Inputs: dict with `token_ids`, `segment_ids`, `padding_mask` (int [B, T]).
+    Inputs: dict with `token_ids`, `segment_ids`, `padding_mask` (and
+    `task_type_ids` with `num_task_types`), int [B, T].
     Outputs: dict with `sequence_output` [B, T, H], `pooled_output` [B, H] and
     `encoder_outputs` (a list of one [B, T, H] per block).
 
@@ -71,6 +77,7 @@ class BertBackbone(Backbone):
         activation="gelu_approximate",
         layer_norm_epsilon=1e-12,
         initializer_range=0.02,
+        num_task_types=None,
         dtype=None,
         **kwargs,
     ):
@@ -78,124 +85,33 @@ class BertBackbone(Backbone):
                     hidden_dim=hidden_dim, intermediate_dim=intermediate_dim, max_sequence_length=max_sequence_length)
         # === Layers ===
         init = lambda: bert_kernel_initializer(initializer_range)  # noqa: E731
-        self.token_embedding = keras_hub.layers.ReversibleEmbedding(
-            input_dim=vocabulary_size,
-            output_dim=hidden_dim,
-            embeddings_initializer=init(),
-            dtype=dtype,
-            name="token_embedding",
+        self._embedding_layers(
+            vocabulary_size, hidden_dim, max_sequence_length, dropout, init, dtype,
+            num_segments=num_segments, layer_norm_epsilon=layer_norm_epsilon,
         )
-        self.position_embedding = keras_hub.layers.PositionEmbedding(
-            sequence_length=max_sequence_length,
-            initializer=init(),
-            dtype=dtype,
-            name="position_embedding",
-        )
-        self.segment_embedding = keras.layers.Embedding(
-            input_dim=num_segments,
-            output_dim=hidden_dim,
-            embeddings_initializer=init(),
-            dtype=dtype,
-            name="segment_embedding",
-        )
-        self.embeddings_add = keras.layers.Add(dtype=dtype, name="embeddings_add")
-        self.embeddings_layer_norm = keras.layers.LayerNormalization(
-            epsilon=layer_norm_epsilon,
-            dtype=dtype,
-            name="embeddings_layer_norm",
-        )
-        self.embeddings_dropout = Dropout(
-            dropout, dtype=dtype, name="embeddings_dropout"
-        )
-        self.transformer_layers = [
-            TransformerEncoder(
-                num_heads=num_heads,
-                intermediate_dim=intermediate_dim,
-                activation=get_activation(activation),
-                dropout=dropout,
-                layer_norm_epsilon=layer_norm_epsilon,
-                kernel_initializer=init(),
-                dtype=dtype,
-                name=f"transformer_layer_{i}",
+        self.task_type_embedding = None
+        if num_task_types:
+            self.task_type_embedding = embedding(
+                num_task_types, hidden_dim, init, dtype, "task_type_embedding"
             )
-            for i in range(num_layers)
-        ]
-        self.pooled_dense = keras.layers.Dense(
-            hidden_dim,
-            activation="tanh",
-            kernel_initializer=init(),
-            dtype=dtype,
-            name="pooled_dense",
+        self.transformer_layers = transformer_blocks(
+            [f"transformer_layer_{i}" for i in range(num_layers)],
+            num_heads, intermediate_dim, activation, dropout, layer_norm_epsilon, init, dtype,
         )
+        self.pooled_dense = pooler(hidden_dim, init, dtype)
 
         # === Functional Model ===
-        token_ids = keras.Input(shape=(None,), dtype="int32", name="token_ids")
-        segment_ids = keras.Input(
-            shape=(None,), dtype="int32", name="segment_ids"
-        )
-        padding_mask = keras.Input(
-            shape=(None,), dtype="int32", name="padding_mask"
-        )
-        x = self._embed({"token_ids": token_ids, "segment_ids": segment_ids})
-        encoder_outputs = []
-        for layer in self.transformer_layers:
-            x = layer(x, padding_mask=padding_mask)
-            encoder_outputs.append(x)
-        pooled = self.pooled_dense(x[:, 0, :])
-        super().__init__(
-            inputs={
-                "token_ids": token_ids,
-                "segment_ids": segment_ids,
-                "padding_mask": padding_mask,
-            },
-            outputs={
-                "sequence_output": x,
-                "pooled_output": pooled,
-                "encoder_outputs": encoder_outputs,
-            },
-            dtype=dtype,
-            **kwargs,
-        )
+        inputs = int_inputs("token_ids", "segment_ids", "padding_mask")
+        if num_task_types:
+            inputs.update(int_inputs("task_type_ids"))
+        super().__init__(inputs=inputs, outputs=self._encode(inputs), dtype=dtype, **kwargs)
 
         # === Config ===
-        self.vocabulary_size = vocabulary_size
-        self.num_layers = num_layers
-        self.num_heads = num_heads
-        self.hidden_dim = hidden_dim
-        self.intermediate_dim = intermediate_dim
-        self.dropout = dropout
-        self.max_sequence_length = max_sequence_length
-        self.num_segments = num_segments
-        self.activation = activation
-        self.layer_norm_epsilon = layer_norm_epsilon
-        self.initializer_range = initializer_range
+        self._record_config(locals())
 
     def _embedding_parts(self, inputs):
-        """The embeddings summed: token, position, segment."""
-        tokens = self.token_embedding(inputs["token_ids"])
-        return [
-            tokens,
-            self.position_embedding(tokens),
-            self.segment_embedding(inputs["segment_ids"]),
-        ]
-
-    def _embed(self, inputs):
-        """The embedding sum, LayerNorm, dropout: `[B, T, H]`."""
-        x = self.embeddings_add(self._embedding_parts(inputs))
-        x = self.embeddings_layer_norm(x)
-        return self.embeddings_dropout(x)
-
-    def _config(self):
-        return {
-            "vocabulary_size": self.vocabulary_size,
-            "num_layers": self.num_layers,
-            "num_heads": self.num_heads,
-            "hidden_dim": self.hidden_dim,
-            "intermediate_dim": self.intermediate_dim,
-            "dropout": self.dropout,
-            "max_sequence_length": self.max_sequence_length,
-            "num_segments": self.num_segments,
-            "activation": self.activation,
-            "layer_norm_epsilon": self.layer_norm_epsilon,
-            "initializer_range": self.initializer_range,
-        }
+        """Token, position, segment (and task-type) embeddings."""
+        parts = super()._embedding_parts(inputs)
+        if self.task_type_embedding is not None and "task_type_ids" in inputs:
+            parts.append(self.task_type_embedding(inputs["task_type_ids"]))
+        return parts

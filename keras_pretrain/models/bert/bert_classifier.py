@@ -2,20 +2,19 @@
 
 import keras
 
-from keras_pretrain.losses import classification_loss
 from keras_pretrain.models.bert.bert_backbone import bert_kernel_initializer
-from keras_pretrain.models.bert.bert_pretrainer import encoder_inputs
-from keras_pretrain.models.task import Task
-from keras_pretrain.optimizers import AdamW
+from keras_pretrain.models.classifier import Classifier
+from keras_pretrain.models.task import encoder_inputs
 
 
 @keras.saving.register_keras_serializable(package="keras_pretrain")
-class BertClassifier(Task):
+class BertClassifier(Classifier):
     """Classifies one sentence or a pair from the pooled `[CLS]` output.
 
     Pairs are packed `[CLS] A [SEP] B [SEP]` by the preprocessor (or by
     `keras_pretrain.models.bert.BertPreprocessor`), with segment ids 0 / 1;
-    the network is the same for one sentence or two.
+    the network is the same for one sentence or two. The head:
+    `Dense(num_classes)(dropout(pooled_output))`.
 
     Args:
         backbone: a backbone whose outputs include `pooled_output`.
@@ -24,20 +23,11 @@ class BertClassifier(Task):
         dropout: float. Dropout before the output layer.
 
     `fit()` takes `(x, labels)` with `x` the encoder inputs (or strings when a
-    preprocessor is set), or a feature dict with a `label` / `labels` entry.
+    preprocessor is set), or a feature dict with a `label` / `labels` entry
+    (and the three encoder inputs, by any of their usual names).
     """
 
-    def __init__(
-        self,
-        backbone,
-        num_classes,
-        preprocessor=None,
-        dropout=0.1,
-        **kwargs,
-    ):
-        # === Layers ===
-        self.backbone = backbone
-        self.preprocessor = preprocessor
+    def _make_head(self, backbone, num_classes, dropout):
         self.output_dropout = keras.layers.Dropout(
             dropout, dtype=backbone.dtype_policy, name="output_dropout"
         )
@@ -50,29 +40,9 @@ class BertClassifier(Task):
             name="logits",
         )
 
-        # === Functional Model ===
-        inputs = dict(backbone.input)
-        pooled = backbone(inputs)["pooled_output"]
-        outputs = self.output_dense(self.output_dropout(pooled))
-        super().__init__(inputs=inputs, outputs=outputs, **kwargs)
+    def _logits(self, inputs):
+        pooled = self.backbone(inputs)["pooled_output"]
+        return self.output_dense(self.output_dropout(pooled))
 
-        # === Config ===
-        self.num_classes = num_classes
-        self.dropout = dropout
-
-    def _config(self):
-        return {"num_classes": self.num_classes, "dropout": self.dropout}
-
-    def is_feature_dict(self, x):
-        return "label" in x or "labels" in x
-
-    def adapt_features(self, features):
-        labels = features["label"] if "label" in features else features["labels"]
-        return encoder_inputs(features), labels, None
-
-    def default_compile_args(self):
-        return {
-            "optimizer": AdamW(5e-5, weight_decay=0.01),
-            "loss": classification_loss(),
-            "metrics": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
-        }
+    def _feature_inputs(self, features):
+        return encoder_inputs(features)

@@ -1,19 +1,31 @@
-"""Weight-name maps for BERT: Hugging Face and original Google TF1 layouts."""
+"""Weight-name maps for BERT: Hugging Face and original Google TF1 layouts.
+
+Both layouts name the same network the same way up to spelling (see
+`keras_pretrain.checkpoints.names`): one placing function per part serves
+both, and ERNIE and RoBERTa (the same blocks) reuse it.
+"""
 
 import os
 
 from keras_pretrain.casing import choose_lowercase
 from keras_pretrain.casing import guess_lowercase  # noqa: F401 - re-exported
-from keras_pretrain.checkpoints.blocks import load_dense
-from keras_pretrain.checkpoints.blocks import load_layer_norm
-from keras_pretrain.checkpoints.blocks import load_masked_lm_head
-from keras_pretrain.checkpoints.blocks import load_transformer_encoder
 from keras_pretrain.checkpoints.huggingface import read_json
 from keras_pretrain.checkpoints.huggingface import require
+from keras_pretrain.checkpoints.names import HF
+from keras_pretrain.checkpoints.names import TF1
+from keras_pretrain.checkpoints.names import bert_block_names
+from keras_pretrain.checkpoints.names import find_file
+from keras_pretrain.checkpoints.names import hf_norm  # noqa: F401 - re-exported
+from keras_pretrain.checkpoints.names import hf_prefix
 from keras_pretrain.checkpoints.weights import torch_linear
 from keras_pretrain.layers.activations import HF_ACTIVATIONS
 from keras_pretrain.layers.activations import TF1_ACTIVATIONS
 from keras_pretrain.layers.activations import translate_activation
+from keras_pretrain.models import conversion
+from keras_pretrain.models.block_weights import load_dense
+from keras_pretrain.models.block_weights import load_layer_norm
+from keras_pretrain.models.block_weights import load_masked_lm_head
+from keras_pretrain.models.block_weights import load_transformer_encoder
 
 BERT_CONFIG_KEYS = (
     "vocab_size",
@@ -46,62 +58,63 @@ def backbone_config(config, source, activations):
     }
 
 
+# --- Placing (both layouts) --------------------------------------------------
+
+
+def load_embeddings(backbone, loader, layout, e):
+    """Word, position and token-type tables and their LayerNorm under `e`.
+
+    BERT, ALBERT, ERNIE and RoBERTa (whose position table is a plain
+    `Embedding`) name them alike.
+    """
+    loader.assign(backbone.token_embedding.embeddings, layout.embedding(e, "word_embeddings"))
+    position = backbone.position_embedding
+    table = position.position_embeddings if hasattr(position, "position_embeddings") else position.embeddings
+    loader.assign(table, layout.embedding(e, "position_embeddings"))
+    loader.assign(backbone.segment_embedding.embeddings, layout.embedding(e, "token_type_embeddings"))
+    load_layer_norm(loader, backbone.embeddings_layer_norm, *layout.norm(loader, e, "LayerNorm"))
+
+
+def load_backbone(backbone, loader, layout, p):
+    """A BERT-style backbone (embeddings, `encoder/layer_i`, pooler) under `p`."""
+    load_embeddings(backbone, loader, layout, layout.scope(p, "embeddings"))
+    for i, layer in enumerate(backbone.transformer_layers):
+        block = layout.scope(p, layout.item("encoder/layer", i))
+        load_transformer_encoder(loader, layer, bert_block_names(loader, layout, block), layout.linear)
+    if backbone.pooled_dense is not None:  # RoBERTa's is optional
+        load_dense(loader, backbone.pooled_dense, *layout.dense(p, "pooler/dense"), layout.linear)
+
+
+def load_heads(pretrainer, loader, layout):
+    """The masked-LM and next-sentence heads (`cls/predictions`, `cls/seq_relationship`)."""
+    t = layout.scope("", "cls/predictions/transform")
+    bias = "cls/predictions/bias" if layout is HF else "cls/predictions/output_bias"
+    load_masked_lm_head(
+        loader, pretrainer.masked_lm_head, *layout.dense(t, "dense"),
+        *layout.norm(loader, t, "LayerNorm"), layout.name("", bias), layout.linear,
+    )
+    if pretrainer.sentence_head is not None:
+        if layout is HF:
+            names = layout.dense("", "cls/seq_relationship")
+        else:  # output_weights is [2, H]: the transpose of a Dense kernel.
+            names = ("cls/seq_relationship/output_weights", "cls/seq_relationship/output_bias")
+        load_dense(loader, pretrainer.sentence_head, *names, torch_linear)
+
+
 # --- Hugging Face ----------------------------------------------------------
 
 
-def hf_norm(loader, prefix):
-    """(gamma, beta) names of a LayerNorm, old (gamma/beta) or new naming."""
-    return (
-        loader.first_present(prefix + ".weight", prefix + ".gamma"),
-        loader.first_present(prefix + ".bias", prefix + ".beta"),
-    )
-
-
-def hf_block_names(loader, p):
-    names = {}
-    for part, hf in (("query", "attention.self.query"), ("key", "attention.self.key"),
-                     ("value", "attention.self.value"), ("attention_output", "attention.output.dense"),
-                     ("intermediate", "intermediate.dense"), ("output", "output.dense")):
-        names[part] = f"{p}{hf}.weight"
-        names[part + "_bias"] = f"{p}{hf}.bias"
-    names["attention_norm"], names["attention_norm_bias"] = hf_norm(loader, f"{p}attention.output.LayerNorm")
-    names["output_norm"], names["output_norm_bias"] = hf_norm(loader, f"{p}output.LayerNorm")
-    return names
-
-
-def hf_prefix(loader, model_prefix):
-    """'bert.' when the state dict comes from a *ForXxx model, else ''."""
-    probe = "embeddings.word_embeddings.weight"
-    return model_prefix if (model_prefix + probe) in loader else ""
-
-
 def load_hf_backbone(backbone, loader, model_prefix="bert."):
-    p = hf_prefix(loader, model_prefix)
-    e = p + "embeddings."
-    loader.assign(backbone.token_embedding.embeddings, e + "word_embeddings.weight")
-    loader.assign(
-        backbone.position_embedding.position_embeddings,
-        e + "position_embeddings.weight",
-    )
-    loader.assign(backbone.segment_embedding.embeddings, e + "token_type_embeddings.weight")
-    load_layer_norm(loader, backbone.embeddings_layer_norm, *hf_norm(loader, e + "LayerNorm"))
-    for i, layer in enumerate(backbone.transformer_layers):
-        names = hf_block_names(loader, f"{p}encoder.layer.{i}.")
-        load_transformer_encoder(loader, layer, names, torch_linear)
-    load_dense(loader, backbone.pooled_dense, p + "pooler.dense.weight",
-               p + "pooler.dense.bias", torch_linear)
+    load_backbone(backbone, loader, HF, hf_prefix(loader, model_prefix))
+
+
+def load_hf_heads(pretrainer, loader):
+    load_heads(pretrainer, loader, HF)
 
 
 def load_hf_pretrainer(pretrainer, loader, model_prefix="bert."):
     load_hf_backbone(pretrainer.backbone, loader, model_prefix)
-    t = "cls.predictions.transform."
-    load_masked_lm_head(
-        loader, pretrainer.masked_lm_head, t + "dense.weight", t + "dense.bias",
-        *hf_norm(loader, t + "LayerNorm"), "cls.predictions.bias", torch_linear,
-    )
-    if pretrainer.sentence_head is not None:
-        load_dense(loader, pretrainer.sentence_head, "cls.seq_relationship.weight",
-                   "cls.seq_relationship.bias", torch_linear)
+    load_hf_heads(pretrainer, loader)
 
 
 # Tied or derived copies that HF state dicts may carry.
@@ -112,56 +125,43 @@ HF_IGNORE = (
 )
 
 
+def hf_config(folder):
+    return conversion.hf_config(HF_SPEC, folder)
+
+
+def hf_backbone_config(config, source):
+    return backbone_config(config, source, HF_ACTIVATIONS)
+
+
+def wordpiece_tokenizer(paths, lowercase, options):
+    """Our `BertTokenizer` from `vocab.txt` (+ `strip_accents` of `tokenizer_config.json`)."""
+    from keras_pretrain.models.bert.bert_tokenizer import BertTokenizer
+
+    return BertTokenizer(
+        vocabulary=paths[0],
+        lowercase=lowercase,
+        strip_accents=options.get("strip_accents"),
+    )
+
+
+HF_SPEC = conversion.HFSpec(
+    backbone="keras_pretrain.models.bert.bert_backbone:BertBackbone",
+    pretrainer="keras_pretrain.models.bert.bert_pretrainer:BertPretrainer",
+    config=hf_backbone_config, load_backbone=load_hf_backbone, load_heads=load_hf_heads,
+    ignore=HF_IGNORE, heads=("cls.*",),
+    tokenizer_files=("vocab.txt",), tokenizer=wordpiece_tokenizer, casing=True, guess_casing=True,
+)
+
+
 # --- Original Google TF1 checkpoints ---------------------------------------
 
 
-def tf1_block_names(p):
-    names = {}
-    for part, tf in (("query", "attention/self/query"), ("key", "attention/self/key"),
-                     ("value", "attention/self/value"), ("attention_output", "attention/output/dense"),
-                     ("intermediate", "intermediate/dense"), ("output", "output/dense")):
-        names[part] = f"{p}{tf}/kernel"
-        names[part + "_bias"] = f"{p}{tf}/bias"
-    for part, tf in (("attention_norm", "attention/output/LayerNorm"), ("output_norm", "output/LayerNorm")):
-        names[part] = f"{p}{tf}/gamma"
-        names[part + "_bias"] = f"{p}{tf}/beta"
-    return names
-
-
 def load_tf1_backbone(backbone, loader):
-    e = "bert/embeddings/"
-    loader.assign(backbone.token_embedding.embeddings, e + "word_embeddings")
-    loader.assign(backbone.position_embedding.position_embeddings, e + "position_embeddings")
-    loader.assign(backbone.segment_embedding.embeddings, e + "token_type_embeddings")
-    load_layer_norm(loader, backbone.embeddings_layer_norm, e + "LayerNorm/gamma", e + "LayerNorm/beta")
-    for i, layer in enumerate(backbone.transformer_layers):
-        load_transformer_encoder(loader, layer, tf1_block_names(f"bert/encoder/layer_{i}/"))
-    load_dense(loader, backbone.pooled_dense, "bert/pooler/dense/kernel", "bert/pooler/dense/bias")
+    load_backbone(backbone, loader, TF1, "bert/")
 
 
 def load_tf1_heads(pretrainer, loader):
-    t = "cls/predictions/transform/"
-    load_masked_lm_head(
-        loader, pretrainer.masked_lm_head, t + "dense/kernel", t + "dense/bias",
-        t + "LayerNorm/gamma", t + "LayerNorm/beta", "cls/predictions/output_bias",
-    )
-    if pretrainer.sentence_head is not None:
-        # output_weights is [2, H]: the transpose of a Dense kernel.
-        load_dense(loader, pretrainer.sentence_head, "cls/seq_relationship/output_weights",
-                   "cls/seq_relationship/output_bias", torch_linear)
-
-
-def find_file(folder, *names):
-    for name in names:
-        path = os.path.join(folder, name)
-        if os.path.exists(path):
-            return path
-    return None
-
-
-def hf_config(folder):
-    path = os.path.join(folder, "config.json")
-    return backbone_config(read_json(path), path, HF_ACTIVATIONS)
+    load_heads(pretrainer, loader, TF1)
 
 
 def tf1_config(path):
@@ -177,42 +177,11 @@ def hf_tokenizer(folder, lowercase=None):
     Casing: `lowercase`, else `do_lower_case` of `tokenizer_config.json`, else
     the folder's name, else a guess from the vocabulary (`keras_pretrain.casing`).
     """
-    from keras_pretrain.models.bert.bert_tokenizer import BertTokenizer
-
-    vocab = find_file(folder, "vocab.txt")
-    if vocab is None:
-        return None
-    options = {}
-    path = os.path.join(folder, "tokenizer_config.json")
-    if os.path.exists(path):
-        options = read_json(path)
-    lowercase = choose_lowercase(
-        vocab, lowercase, stated=options.get("do_lower_case"), stated_by=path,
-        names=(folder,), vocab=vocab,
-    )
-    return BertTokenizer(
-        vocabulary=vocab,
-        lowercase=lowercase,
-        strip_accents=options.get("strip_accents"),
-    )
+    return conversion.load_tokenizer(HF_SPEC, folder, lowercase)
 
 
 def convert_huggingface(folder, pretrainer=False, lowercase=None):
-    from keras_pretrain.checkpoints.huggingface import hf_loader
-    from keras_pretrain.models.bert.bert_backbone import BertBackbone
-    from keras_pretrain.models.bert.bert_pretrainer import BertPretrainer
-
-    backbone = BertBackbone(**hf_config(folder))
-    ignore = HF_IGNORE if pretrainer else HF_IGNORE + ("cls.*",)
-    loader = hf_loader(folder, ignore=ignore)
-    if pretrainer:
-        model = BertPretrainer(backbone)
-        load_hf_pretrainer(model, loader)
-    else:
-        model = backbone
-        load_hf_backbone(backbone, loader)
-    loader.finish()
-    return model, hf_tokenizer(folder, lowercase)
+    return conversion.convert_huggingface(HF_SPEC, folder, pretrainer, lowercase)
 
 
 def convert_tf1(path, pretrainer=False, lowercase=None, extract_to=None, max_extract_bytes=None):
@@ -261,16 +230,12 @@ def _convert_tf1(root, prefix, pretrainer, lowercase, path):
             f"{folder}: no bert_config.json found (run_pretraining.py output folders do not "
             "hold it: copy the bert_config.json used for training beside the checkpoint)."
         )
-    backbone = BertBackbone(**tf1_config(config_path))
+    kwargs = tf1_config(config_path)
     ignore = OPTIMIZER_PATTERNS + (() if pretrainer else ("cls/*",))
     loader = tf1_loader(prefix, ignore=ignore)
-    if pretrainer:
-        model = BertPretrainer(backbone)
-        load_tf1_backbone(backbone, loader)
-        load_tf1_heads(model, loader)
-    else:
-        model = backbone
-        load_tf1_backbone(backbone, loader)
+    model = conversion.build_and_load(
+        BertBackbone, BertPretrainer, kwargs, loader, pretrainer, load_tf1_backbone, load_tf1_heads
+    )
     loader.finish()
     vocab = find_file(folder, "vocab.txt") or find_file(root, "vocab.txt")
     tokenizer = None

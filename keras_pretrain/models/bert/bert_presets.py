@@ -1,21 +1,12 @@
 """Published BERT configurations (exact shapes; metadata only, no weights)."""
 
 
-def _bert(num_layers, hidden_dim, num_heads, vocabulary_size=30522, **extra):
-    config = {
-        "vocabulary_size": vocabulary_size,
-        "num_layers": num_layers,
-        "num_heads": num_heads,
-        "hidden_dim": hidden_dim,
-        "intermediate_dim": 4 * hidden_dim,
-        "dropout": 0.1,
-        "max_sequence_length": 512,
-        "num_segments": 2,
-        "activation": "gelu_approximate",
-        "layer_norm_epsilon": 1e-12,
-    }
-    config.update(extra)
-    return config
+from keras_pretrain.models.presets import transformer_config
+
+
+def _bert(num_layers, hidden_dim, num_heads, vocabulary_size=30522, activation="gelu_approximate"):
+    return transformer_config(num_layers, hidden_dim, num_heads, vocabulary_size, activation, 1e-12,
+                              max_sequence_length=512, num_segments=2)
 
 
 _GOOGLE = "https://github.com/google-research/bert"

@@ -2,7 +2,7 @@
 
 import keras
 
-from keras_pretrain.models.roberta.roberta_pretrainer import MaskedLMPretrainer
+from keras_pretrain.models.masked_lm import MaskedLMPretrainer
 
 
 @keras.saving.register_keras_serializable(package="keras_pretrain")
@@ -23,9 +23,4 @@ class DistilBertPretrainer(MaskedLMPretrainer):
     Outputs: dict with `mlm` logits [B, P, V].
     """
 
-    def __init__(self, backbone, preprocessor=None, **kwargs):
-        kwargs.pop("sentence_head", None)
-        super().__init__(backbone, preprocessor, sentence_head=False, **kwargs)
-
-    def _config(self):
-        return {}
+    sentence_head_option = False

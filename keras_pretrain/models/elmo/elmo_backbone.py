@@ -149,36 +149,8 @@ class ElmoBackbone(Backbone):
         )
 
         # === Config ===
-        self.num_layers = num_layers
-        self.hidden_dim = hidden_dim
-        self.lstm_dim = lstm_dim
+        self._record_config(locals())
         self.filters = [[int(w), int(n)] for w, n in filters]
-        self.num_highway = num_highway
-        self.char_embedding_dim = char_embedding_dim
-        self.num_characters = num_characters
-        self.max_characters = max_characters
-        self.activation = activation
-        self.cell_clip = cell_clip
-        self.proj_clip = proj_clip
-        self.use_residual = use_residual
-        self.dropout = dropout
-
-    def _config(self):
-        return {
-            "num_layers": self.num_layers,
-            "hidden_dim": self.hidden_dim,
-            "lstm_dim": self.lstm_dim,
-            "filters": self.filters,
-            "num_highway": self.num_highway,
-            "char_embedding_dim": self.char_embedding_dim,
-            "num_characters": self.num_characters,
-            "max_characters": self.max_characters,
-            "activation": self.activation,
-            "cell_clip": self.cell_clip,
-            "proj_clip": self.proj_clip,
-            "use_residual": self.use_residual,
-            "dropout": self.dropout,
-        }
 
 
 def layer_stack(outputs):

@@ -3,10 +3,9 @@
 import keras
 from keras import ops
 
-from keras_pretrain.losses import classification_loss
-from keras_pretrain.models.elmo.elmo_embedder import ElmoEmbedder
+from keras_pretrain.models.classifier import Classifier
 from keras_pretrain.models.elmo.elmo_backbone import token_mask
-from keras_pretrain.models.task import Task
+from keras_pretrain.models.elmo.elmo_embedder import ElmoEmbedder
 
 
 @keras.saving.register_keras_serializable(package="keras_pretrain")
@@ -26,7 +25,7 @@ class MaskedMeanPool(keras.layers.Layer):
 
 
 @keras.saving.register_keras_serializable(package="keras_pretrain")
-class ElmoClassifier(Task):
+class ElmoClassifier(Classifier):
     """Classifies a sentence from ELMo vectors.
 
     The feature-based use of the paper: the pretrained biLM is frozen by
@@ -48,38 +47,28 @@ class ElmoClassifier(Task):
 
     def __init__(self, backbone, num_classes, trainable_backbone=False, dropout=0.1,
                  preprocessor=None, **kwargs):
-        # === Layers ===
-        self.backbone = backbone
-        self.preprocessor = preprocessor
-        self.embedder = ElmoEmbedder(backbone, trainable_backbone=trainable_backbone,
+        self.trainable_backbone = trainable_backbone  # read by `_make_head`
+        super().__init__(backbone, num_classes, preprocessor=preprocessor, dropout=dropout, **kwargs)
+
+    def _make_head(self, backbone, num_classes, dropout):
+        self.embedder = ElmoEmbedder(backbone, trainable_backbone=self.trainable_backbone,
                                      dropout=dropout, dtype=backbone.dtype_policy, name="elmo")
         self.pool = MaskedMeanPool(dtype=backbone.dtype_policy, name="mean_pool")
         self.output_dense = keras.layers.Dense(num_classes, dtype=backbone.dtype_policy, name="logits")
 
-        # === Functional Model ===
+    def _classifier_inputs(self, backbone):
         char_ids = keras.Input(shape=(None, backbone.max_characters), dtype="int32", name="char_ids")
-        pooled = self.pool(self.embedder(char_ids), token_mask(char_ids))
-        super().__init__(inputs={"char_ids": char_ids}, outputs=self.output_dense(pooled), **kwargs)
+        return {"char_ids": char_ids}
 
-        # === Config ===
-        self.num_classes = num_classes
-        self.trainable_backbone = trainable_backbone
-        self.dropout = dropout
+    def _logits(self, inputs):
+        char_ids = inputs["char_ids"]
+        return self.output_dense(self.pool(self.embedder(char_ids), token_mask(char_ids)))
 
     def _config(self):
-        return {"num_classes": self.num_classes, "trainable_backbone": self.trainable_backbone,
-                "dropout": self.dropout}
+        return {**super()._config(), "trainable_backbone": self.trainable_backbone}
 
-    def is_feature_dict(self, x):
-        return "label" in x or "labels" in x
+    def _feature_inputs(self, features):
+        return {"char_ids": features["char_ids"]}
 
-    def adapt_features(self, features):
-        labels = features["label"] if "label" in features else features["labels"]
-        return {"char_ids": features["char_ids"]}, labels, None
-
-    def default_compile_args(self):
-        return {
-            "optimizer": keras.optimizers.Adam(1e-3),
-            "loss": classification_loss(),
-            "metrics": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
-        }
+    def default_optimizer(self):
+        return keras.optimizers.Adam(1e-3)

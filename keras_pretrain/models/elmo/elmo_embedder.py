@@ -3,6 +3,7 @@
 import keras
 
 from keras_pretrain.models.elmo.elmo_layers import ScalarMix
+from keras_pretrain.models.task import with_layers
 
 
 @keras.saving.register_keras_serializable(package="keras_pretrain")
@@ -85,7 +86,4 @@ class ElmoEmbedder(keras.layers.Layer):
 
     @classmethod
     def from_config(cls, config):
-        config = dict(config)
-        if isinstance(config.get("backbone"), dict):
-            config["backbone"] = keras.layers.deserialize(config["backbone"])
-        return cls(**config)
+        return cls(**with_layers(config))

@@ -17,6 +17,7 @@ small options file give 13.6M (13,593,312 exactly), which is what we check.
 """
 
 from keras_pretrain.models.elmo.elmo_backbone import ORIGINAL_FILTERS
+from keras_pretrain.models.presets import preset
 
 
 def _elmo(lstm_dim, hidden_dim, num_highway):
@@ -40,22 +41,16 @@ def _elmo(lstm_dim, hidden_dim, num_highway):
 _ALLENNLP = "https://allennlp.org/elmo"
 
 backbone_presets = {
-    "elmo_original": {
-        "config": _elmo(4096, 512, 2),
-        "description": "ELMo original: 2x4096 LSTMP projected to 512, 2 highway layers.",
-        "params": 93_600_864,
-        "source": _ALLENNLP,
-    },
-    "elmo_medium": {
-        "config": _elmo(2048, 256, 1),
-        "description": "ELMo medium: 2x2048 LSTMP projected to 256, 1 highway layer.",
-        "params": 28_027_744,
-        "source": _ALLENNLP,
-    },
-    "elmo_small": {
-        "config": _elmo(1024, 128, 1),
-        "description": "ELMo small: 2x1024 LSTMP projected to 128, 1 highway layer.",
-        "params": 13_593_312,
-        "source": _ALLENNLP,
-    },
+    "elmo_original": preset(
+        _elmo(4096, 512, 2), "ELMo original: 2x4096 LSTMP projected to 512, 2 highway layers.", _ALLENNLP,
+        params=93_600_864,
+    ),
+    "elmo_medium": preset(
+        _elmo(2048, 256, 1), "ELMo medium: 2x2048 LSTMP projected to 256, 1 highway layer.", _ALLENNLP,
+        params=28_027_744,
+    ),
+    "elmo_small": preset(
+        _elmo(1024, 128, 1), "ELMo small: 2x1024 LSTMP projected to 128, 1 highway layer.", _ALLENNLP,
+        params=13_593_312,
+    ),
 }

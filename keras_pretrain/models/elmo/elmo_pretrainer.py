@@ -208,7 +208,7 @@ class ElmoBiLM(Task):
     `num_sampled` they are those of the sampled softmax).
 
     `fit()` accepts datasets of feature dicts `char_ids` (B, W, 50),
-    `next_token_ids`, `previous_token_ids` (B, W), as `elmo_pretraining_dataset`
+    `next_token_ids`, `previous_token_ids` (B, W), as `keras_pretrain.data.words.elmo_pretraining_dataset`
     yields (`lm_targets` builds the targets from word ids).
 
     Args:

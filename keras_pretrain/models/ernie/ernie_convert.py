@@ -1,16 +1,14 @@
 """Weight-name maps for ERNIE (Hugging Face `ErnieModel` layout): BERT's plus task types."""
 
-import os
+import dataclasses
 
-from keras_pretrain.checkpoints.huggingface import read_json
-from keras_pretrain.layers.activations import HF_ACTIVATIONS
+from keras_pretrain.checkpoints.names import hf_prefix
+from keras_pretrain.models import conversion
 from keras_pretrain.models.bert import bert_convert
 
 
-def hf_config(folder):
-    path = os.path.join(folder, "config.json")
-    config = read_json(path)
-    kwargs = bert_convert.backbone_config(config, path, HF_ACTIVATIONS)
+def backbone_config(config, source):
+    kwargs = bert_convert.hf_backbone_config(config, source)
     kwargs["use_task_id"] = bool(config.get("use_task_id", False))
     kwargs["task_type_vocab_size"] = config.get("task_type_vocab_size", 3)
     return kwargs
@@ -19,16 +17,37 @@ def hf_config(folder):
 def load_hf_backbone(backbone, loader, model_prefix="ernie."):
     bert_convert.load_hf_backbone(backbone, loader, model_prefix)
     if backbone.task_type_embedding is not None:
-        p = bert_convert.hf_prefix(loader, model_prefix)
+        p = hf_prefix(loader, model_prefix)
         loader.assign(backbone.task_type_embedding.embeddings, p + "embeddings.task_type_embeddings.weight")
 
 
 def load_hf_pretrainer(pretrainer, loader, model_prefix="ernie."):
-    bert_convert.load_hf_pretrainer(pretrainer, loader, model_prefix)
-    if pretrainer.backbone.task_type_embedding is not None:
-        p = bert_convert.hf_prefix(loader, model_prefix)
-        loader.assign(pretrainer.backbone.task_type_embedding.embeddings,
-                      p + "embeddings.task_type_embeddings.weight")
+    load_hf_backbone(pretrainer.backbone, loader, model_prefix)
+    bert_convert.load_hf_heads(pretrainer, loader)
+
+
+def prepare(loader, kwargs, pretrainer):
+    """The next-sentence head only when the folder has one (`ErnieForPreTraining`)."""
+    return {"sentence_head": "cls.seq_relationship.weight" in loader}
+
+
+def after_load(model, loader, pretrainer):
+    if pretrainer and hf_prefix(loader, "ernie.") + "pooler.dense.weight" not in loader:
+        # ErnieForMaskedLM has no pooler: ours stays as initialised (the MLM head never reads it).
+        loader.problems = [p for p in loader.problems if ".pooler.dense." not in p]
+
+
+HF_SPEC = dataclasses.replace(
+    bert_convert.HF_SPEC,
+    backbone="keras_pretrain.models.ernie.ernie_backbone:ErnieBackbone",
+    pretrainer="keras_pretrain.models.ernie.ernie_pretrainer:ErniePretrainer",
+    config=backbone_config, load_backbone=load_hf_backbone, prepare=prepare, after_load=after_load,
+    heads=("cls.*", "classifier.*"),
+)
+
+
+def hf_config(folder):
+    return conversion.hf_config(HF_SPEC, folder)
 
 
 def convert_huggingface(folder, pretrainer=False, lowercase=None):
@@ -38,24 +57,4 @@ def convert_huggingface(folder, pretrainer=False, lowercase=None):
     has one (`ErnieForPreTraining`), left out otherwise (`ErnieForMaskedLM`,
     which also has no pooler).
     """
-    from keras_pretrain.checkpoints.huggingface import hf_loader
-    from keras_pretrain.models.ernie.ernie_backbone import ErnieBackbone
-    from keras_pretrain.models.ernie.ernie_pretrainer import ErniePretrainer
-
-    backbone = ErnieBackbone(**hf_config(folder))
-    ignore = bert_convert.HF_IGNORE if pretrainer else bert_convert.HF_IGNORE + ("cls.*", "classifier.*")
-    loader = hf_loader(folder, ignore=ignore)
-    if pretrainer:
-        sentence_head = "cls.seq_relationship.weight" in loader
-        model = ErniePretrainer(backbone, sentence_head=sentence_head)
-        has_pooler = bert_convert.hf_prefix(loader, "ernie.") + "pooler.dense.weight" in loader
-        load_hf_pretrainer(model, loader)
-        if not has_pooler:
-            # ErnieForMaskedLM has no pooler: ours stays as initialised (the MLM head never reads it).
-            loader.problems = [p for p in loader.problems if ".pooler.dense." not in p]
-    else:
-        model = backbone
-        load_hf_backbone(backbone, loader)
-    loader.finish()
-    return model, bert_convert.hf_tokenizer(folder, lowercase)
-
+    return conversion.convert_huggingface(HF_SPEC, folder, pretrainer, lowercase)

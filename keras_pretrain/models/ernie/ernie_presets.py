@@ -14,22 +14,12 @@ BERT converters (`model_type: bert`).
 """
 
 from keras_pretrain.models.bert.bert_presets import backbone_presets as bert_backbone_presets
+from keras_pretrain.models.presets import transformer_config
 
 ernie_presets = {
     "ernie_1.0_base_zh": {
-        "config": {
-            "vocabulary_size": 18000,
-            "num_layers": 12,
-            "num_heads": 12,
-            "hidden_dim": 768,
-            "intermediate_dim": 3072,
-            "dropout": 0.1,
-            "max_sequence_length": 513,
-            "num_segments": 2,
-            "activation": "relu",
-            "layer_norm_epsilon": 1e-5,
-            "use_task_id": False,
-        },
+        "config": transformer_config(12, 768, 12, 18000, "relu", 1e-5, max_sequence_length=513, num_segments=2,
+                                     use_task_id=False),
         "description": "ERNIE 1.0 base Chinese: 12 layers, 768 hidden, 12 heads, relu, vocab 18000; "
                        "pretrained with knowledge (phrase and entity) masking.",
         "params": 99_866_112,

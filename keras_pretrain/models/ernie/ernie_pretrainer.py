@@ -2,14 +2,14 @@
 
 import keras
 
-from keras_pretrain.models.roberta.roberta_pretrainer import MaskedLMPretrainer
+from keras_pretrain.models.masked_lm import MaskedLMPretrainer
 
 
 @keras.saving.register_keras_serializable(package="keras_pretrain")
 class ErniePretrainer(MaskedLMPretrainer):
     """Masked LM + optional next-sentence head on top of an `ErnieBackbone`.
 
-    The heads are BERT's (`BertPretrainer`: the Hugging Face
+    The heads are BERT's (`MaskedLMPretrainer`: the Hugging Face
     `ErnieForPreTraining` layout, `cls.predictions` + `cls.seq_relationship`);
     the graph also feeds `task_type_ids` when the backbone uses them (missing
     from a feature dict, they default to task 0). What makes ERNIE 1.0 is the
@@ -32,6 +32,3 @@ class ErniePretrainer(MaskedLMPretrainer):
     """
 
     default_sentence_head = True
-
-    def _config(self):
-        return {"sentence_head": self.use_sentence_head}

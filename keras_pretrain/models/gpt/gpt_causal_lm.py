@@ -10,14 +10,15 @@ from keras_hub.src.samplers.serialization import get as get_sampler
 from keras_hub.src.utils.tensor_utils import any_equal
 
 from keras_pretrain.errors import ConfigError
+from keras_pretrain.models import task
+from keras_pretrain.models.task import TOKEN_IDS
 from keras_pretrain.models.task import Task
 from keras_pretrain.models.task import feature
 from keras_pretrain.models.task import ones_like
 from keras_pretrain.optimizers import AdamW
 
-# Aliases accepted for the inputs in a feature dict.
-TOKEN_IDS = ("token_ids", "input_ids", "input_word_ids")
-PADDING_MASK = ("padding_mask", "input_mask", "attention_mask")
+# Aliases accepted for the padding mask in a feature dict (Hugging Face's too).
+PADDING_MASK = task.PADDING_MASK + ("attention_mask",)
 
 
 def shift_left(x, dtype=None):
@@ -98,6 +99,46 @@ def make_sampler(name="greedy", k=None, p=None, temperature=1.0, seed=None):
     raise ConfigError(
         f"Unknown sampler {name!r}; expected greedy, top_k, top_p or random."
     )
+
+
+def empty_cache(backbone, batch_size, max_length, dtype):
+    """A zero key/value cache [B, L, 2, T, heads, head_dim] for `backbone`."""
+    head_dim = backbone.hidden_dim // backbone.num_heads
+    shape = [batch_size, backbone.num_layers, 2, max_length, backbone.num_heads, head_dim]
+    return ops.zeros(shape, dtype=dtype)
+
+
+def cached_step(backbone, token_ids, cache, index):
+    """One forward pass of a `GPTBackbone` over `token_ids` with a key/value cache.
+
+    The decoding step of `GPTCausalLM.generate` and of the exported
+    `generate` signature (`keras_pretrain.export.savedmodel`): keras-hub's
+    `TransformerDecoder` self-attention cache, on the backbone's layers.
+
+    Args:
+        backbone: a `GPTBackbone`.
+        token_ids: int [B, S] (S = 1 while decoding).
+        cache: float [B, L, 2, T, heads, head_dim], every block's keys and
+            values for the T positions of the whole sequence.
+        index: int, the position of `token_ids[:, 0]`.
+
+    Returns:
+        `(logits [B, S, V], hidden_states [B, S, H], cache)`.
+    """
+    tokens = backbone.token_embedding(token_ids)
+    positions = backbone.position_embedding(tokens, start_index=index)
+    x = backbone.embeddings_add((tokens, positions))
+    x = backbone.embeddings_dropout(x)
+    caches = []
+    for i, layer in enumerate(backbone.transformer_layers):
+        x, next_cache = layer(
+            x,
+            self_attention_cache=cache[:, i, ...],
+            self_attention_cache_update_index=index,
+        )
+        caches.append(next_cache)
+    logits = backbone.token_embedding(x, reverse=True)
+    return logits, x, ops.stack(caches, axis=1)
 
 
 @keras.saving.register_keras_serializable(package="keras_pretrain")
@@ -197,32 +238,12 @@ class GPTCausalLM(Task):
         Returns:
             `(logits [B, S, V], hidden_states [B, S, H], cache)`.
         """
-        backbone = self.backbone
-        tokens = backbone.token_embedding(token_ids)
-        positions = backbone.position_embedding(
-            tokens, start_index=cache_update_index
-        )
-        x = backbone.embeddings_add((tokens, positions))
-        x = backbone.embeddings_dropout(x)
-        caches = []
-        for i, layer in enumerate(backbone.transformer_layers):
-            x, next_cache = layer(
-                x,
-                self_attention_cache=cache[:, i, ...],
-                self_attention_cache_update_index=cache_update_index,
-            )
-            caches.append(next_cache)
-        cache = ops.stack(caches, axis=1)
-        logits = backbone.token_embedding(x, reverse=True)
-        return logits, x, cache
+        return cached_step(self.backbone, token_ids, cache, cache_update_index)
 
     def _build_cache(self, token_ids):
         """An empty cache seeded with one pass over the whole prompt."""
         batch_size, max_length = ops.shape(token_ids)[0], ops.shape(token_ids)[1]
-        b = self.backbone
-        head_dim = b.hidden_dim // b.num_heads
-        shape = [batch_size, b.num_layers, 2, max_length, b.num_heads, head_dim]
-        cache = ops.zeros(shape, dtype=self.compute_dtype)
+        cache = empty_cache(self.backbone, batch_size, max_length, self.compute_dtype)
         _, hidden_states, cache = self.call_with_cache(token_ids, cache, 0)
         return hidden_states, cache
 

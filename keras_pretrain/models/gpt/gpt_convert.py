@@ -10,13 +10,15 @@ NOT transposed, unlike PyTorch `Linear` weights.
 
 import os
 
-from keras_pretrain.checkpoints.blocks import load_dense
-from keras_pretrain.checkpoints.blocks import load_layer_norm
 from keras_pretrain.checkpoints.huggingface import read_json
 from keras_pretrain.checkpoints.huggingface import require
-from keras_pretrain.checkpoints.weights import torch_linear
+from keras_pretrain.checkpoints.names import HF
+from keras_pretrain.checkpoints.names import hf_prefix as model_prefix
 from keras_pretrain.errors import ConfigError
 from keras_pretrain.layers.activations import translate_activation
+from keras_pretrain.models import conversion
+from keras_pretrain.models.block_weights import load_dense
+from keras_pretrain.models.block_weights import load_layer_norm
 
 # transformers' OpenAIGPT `ACT_FNS`: its "gelu" is `gelu_new`, the tanh form.
 OPENAI_GPT_ACTIVATIONS = {
@@ -65,15 +67,16 @@ def load_decoder_block(loader, layer, p, hidden_dim):
     out = attention._output_dense
     loader.assign(out.kernel, p + "attn.c_proj.weight", reshape=True)
     loader.assign(out.bias, p + "attn.c_proj.bias")
-    load_layer_norm(loader, layer._self_attention_layer_norm, p + "ln_1.weight", p + "ln_1.bias")
-    load_dense(loader, layer._feedforward_intermediate_dense, p + "mlp.c_fc.weight", p + "mlp.c_fc.bias")
-    load_dense(loader, layer._feedforward_output_dense, p + "mlp.c_proj.weight", p + "mlp.c_proj.bias")
-    load_layer_norm(loader, layer._feedforward_layer_norm, p + "ln_2.weight", p + "ln_2.bias")
+    # Conv1D weights are already [in, out]: no transform.
+    load_layer_norm(loader, layer._self_attention_layer_norm, *HF.dense(p, "ln_1"))
+    load_dense(loader, layer._feedforward_intermediate_dense, *HF.dense(p, "mlp/c_fc"))
+    load_dense(loader, layer._feedforward_output_dense, *HF.dense(p, "mlp/c_proj"))
+    load_layer_norm(loader, layer._feedforward_layer_norm, *HF.dense(p, "ln_2"))
 
 
 def hf_prefix(loader):
     """'transformer.' when the state dict comes from an LM / heads model."""
-    return "transformer." if "transformer.positions_embed.weight" in loader else ""
+    return model_prefix(loader, "transformer.", probe="positions_embed.weight")
 
 
 def load_hf_backbone(backbone, loader):
@@ -89,34 +92,42 @@ def load_hf_backbone(backbone, loader):
 def load_hf_classifier(classifier, loader):
     """Backbone plus the double-heads `multiple_choice_head.summary` Linear."""
     load_hf_backbone(classifier.backbone, loader)
-    load_dense(
-        loader, classifier.output_dense, "multiple_choice_head.summary.weight",
-        "multiple_choice_head.summary.bias", torch_linear,
-    )
+    load_dense(loader, classifier.output_dense, *HF.dense("", "multiple_choice_head/summary"), HF.linear)
 
 
 # The LM head is tied to tokens_embed; the causal-mask buffers are derived.
 HF_IGNORE = ("lm_head.weight", "*attn.bias", "*attn.masked_bias", "*position_ids")
 
 
+def gpt_tokenizer(paths, lowercase, options):
+    """Our `GPTTokenizer` from `vocab.json` + `merges.txt` (`unk_token` of `tokenizer_config.json`)."""
+    from keras_pretrain.models.gpt.gpt_tokenizer import GPTTokenizer
+
+    unk = options.get("unk_token", "<unk>")
+    if isinstance(unk, dict):
+        unk = unk.get("content", "<unk>")
+    return GPTTokenizer.from_folder(os.path.dirname(paths[0]), unk_token=unk)
+
+
+# The causal LM's head is the tied token embedding: no weights of its own, so
+# the LM and double-heads models' heads are ignored (see
+# `convert_huggingface_double_heads` for the multiple-choice head).
+HF_SPEC = conversion.HFSpec(
+    backbone="keras_pretrain.models.gpt.gpt_backbone:GPTBackbone",
+    pretrainer="keras_pretrain.models.gpt.gpt_causal_lm:GPTCausalLM",
+    config=backbone_config, load_backbone=load_hf_backbone,
+    ignore=HF_IGNORE + ("multiple_choice_head.*",),
+    tokenizer_files=("vocab.json", "merges.txt"), tokenizer=gpt_tokenizer,
+)
+
+
 def hf_config(folder):
-    path = os.path.join(folder, "config.json")
-    return backbone_config(read_json(path), path)
+    return conversion.hf_config(HF_SPEC, folder)
 
 
 def hf_tokenizer(folder):
     """Our `GPTTokenizer` from `vocab.json` + `merges.txt`, or None."""
-    from keras_pretrain.models.gpt.gpt_tokenizer import GPTTokenizer
-
-    if not all(os.path.exists(os.path.join(folder, n)) for n in ("vocab.json", "merges.txt")):
-        return None
-    unk = "<unk>"
-    path = os.path.join(folder, "tokenizer_config.json")
-    if os.path.exists(path):
-        unk = read_json(path).get("unk_token", unk)
-        if isinstance(unk, dict):
-            unk = unk.get("content", "<unk>")
-    return GPTTokenizer.from_folder(folder, unk_token=unk)
+    return conversion.load_tokenizer(HF_SPEC, folder)
 
 
 # --- Entry points (registered in keras_pretrain.convert) --------------------
@@ -132,16 +143,7 @@ def convert_huggingface(folder, pretrainer=False):
             backbone. Heads of `OpenAIGPTDoubleHeadsModel` are ignored here;
             see `convert_huggingface_double_heads`.
     """
-    from keras_pretrain.checkpoints.huggingface import hf_loader
-    from keras_pretrain.models.gpt.gpt_backbone import GPTBackbone
-    from keras_pretrain.models.gpt.gpt_causal_lm import GPTCausalLM
-
-    backbone = GPTBackbone(**hf_config(folder))
-    loader = hf_loader(folder, ignore=HF_IGNORE + ("multiple_choice_head.*",))
-    load_hf_backbone(backbone, loader)
-    loader.finish()
-    model = GPTCausalLM(backbone) if pretrainer else backbone
-    return model, hf_tokenizer(folder)
+    return conversion.convert_huggingface(HF_SPEC, folder, pretrainer)
 
 
 def convert_huggingface_double_heads(folder, lm_weight=0.5):
@@ -155,7 +157,7 @@ def convert_huggingface_double_heads(folder, lm_weight=0.5):
     from keras_pretrain.models.gpt.gpt_backbone import GPTBackbone
     from keras_pretrain.models.gpt.gpt_classifier import GPTClassifier
 
-    path = os.path.join(folder, "config.json")
+    path = os.path.join(folder, conversion.CONFIG)
     config = read_json(path)
     if config.get("summary_activation") not in (None, "", "linear") or not config.get("summary_use_proj", True):
         raise ConfigError(

@@ -1,19 +1,12 @@
 """Published GPT-1 configuration and small ones (exact shapes; no weights)."""
 
 
+from keras_pretrain.models.presets import transformer_config
+
+
 def _gpt(num_layers, hidden_dim, num_heads, vocabulary_size=40478, max_sequence_length=512):
-    return {
-        "vocabulary_size": vocabulary_size,
-        "num_layers": num_layers,
-        "num_heads": num_heads,
-        "hidden_dim": hidden_dim,
-        "intermediate_dim": 4 * hidden_dim,
-        "dropout": 0.1,
-        "max_sequence_length": max_sequence_length,
-        "activation": "gelu_approximate",
-        "layer_norm_epsilon": 1e-5,
-        "initializer_range": 0.02,
-    }
+    return transformer_config(num_layers, hidden_dim, num_heads, vocabulary_size, "gelu_approximate", 1e-5,
+                              max_sequence_length=max_sequence_length, initializer_range=0.02)
 
 
 _OPENAI = "https://github.com/openai/finetune-transformer-lm"

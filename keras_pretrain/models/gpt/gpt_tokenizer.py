@@ -85,14 +85,20 @@ def pre_tokenize(text):
     return words
 
 
+def _read_file(path, what):
+    """The text of the `what` file at `path` (ConfigError naming it when missing)."""
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise ConfigError(f"{path}: {what} file not found.")
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
 def _read_merges(merges):
     if isinstance(merges, (str, os.PathLike)):
-        path = os.fspath(merges)
-        if not os.path.exists(path):
-            raise ConfigError(f"{path}: merges file not found.")
-        with open(path, encoding="utf-8") as f:
-            lines = f.read().split("\n")
-        merges, source = [], path
+        source = os.fspath(merges)
+        lines = _read_file(source, "merges").split("\n")
+        merges = []
         for number, line in enumerate(lines, 1):
             if not line.strip() or (number == 1 and line.startswith("#version")):
                 continue
@@ -109,13 +115,10 @@ def _read_merges(merges):
 def _read_vocabulary(vocabulary):
     if isinstance(vocabulary, (str, os.PathLike)):
         path = os.fspath(vocabulary)
-        if not os.path.exists(path):
-            raise ConfigError(f"{path}: vocabulary file not found.")
-        with open(path, encoding="utf-8") as f:
-            try:
-                vocabulary = json.load(f)
-            except json.JSONDecodeError as e:
-                raise ConfigError(f"{path}: not valid JSON ({e}).") from None
+        try:
+            vocabulary = json.loads(_read_file(path, "vocabulary"))
+        except json.JSONDecodeError as e:
+            raise ConfigError(f"{path}: not valid JSON ({e}).") from None
     if not isinstance(vocabulary, dict):
         vocabulary = {token: i for i, token in enumerate(vocabulary)}
     return dict(vocabulary)

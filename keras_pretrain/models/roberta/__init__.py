@@ -1,9 +1,9 @@
 """RoBERTa: BERT's encoder, byte-level BPE, dynamic masking, no NSP."""
 
+from keras_pretrain.models.masked_lm import MaskedLMPretrainer
 from keras_pretrain.models.roberta.roberta_backbone import RobertaBackbone
 from keras_pretrain.models.roberta.roberta_classifier import RobertaClassifier
 from keras_pretrain.models.roberta.roberta_presets import backbone_presets
-from keras_pretrain.models.roberta.roberta_pretrainer import MaskedLMPretrainer
 from keras_pretrain.models.roberta.roberta_pretrainer import RobertaPretrainer
 from keras_pretrain.models.roberta.roberta_tokenizer import RobertaTokenizer
 

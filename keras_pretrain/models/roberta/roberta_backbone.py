@@ -1,14 +1,13 @@
 """RoBERTa backbone: BERT's encoder with positions offset past the padding id."""
 
 import keras
-import keras_hub
 from keras import ops
 
-from keras_pretrain.layers.activations import get_activation
-from keras_pretrain.layers.dropout import Dropout
-from keras_pretrain.layers.transformer_encoder import TransformerEncoder
-from keras_pretrain.models.backbone import Backbone
+from keras_pretrain.models.backbone import TransformerBackbone
 from keras_pretrain.models.backbone import check_sizes
+from keras_pretrain.models.backbone import int_inputs
+from keras_pretrain.models.backbone import pooler
+from keras_pretrain.models.backbone import transformer_blocks
 from keras_pretrain.models.bert.bert_backbone import bert_kernel_initializer
 
 
@@ -23,7 +22,7 @@ def padding_offset_positions(padding_mask, padding_id):
 
 
 @keras.saving.register_keras_serializable(package="keras_pretrain")
-class RobertaBackbone(Backbone):
+class RobertaBackbone(TransformerBackbone):
     """The RoBERTa encoder network (Liu et al., 2019).
 
     The same post-LN transformer as BERT (keras-hub `TransformerEncoder`),
@@ -96,122 +95,31 @@ class RobertaBackbone(Backbone):
         check_sizes(self, vocabulary_size=vocabulary_size, num_layers=num_layers, num_heads=num_heads,
                     hidden_dim=hidden_dim, intermediate_dim=intermediate_dim, max_sequence_length=max_sequence_length)
         # === Layers ===
-        self.padding_id = padding_id  # read by `_embed` while building
+        self.padding_id = padding_id  # read by `_embedding_parts` while building
         init = lambda: bert_kernel_initializer(initializer_range)  # noqa: E731
-        self.token_embedding = keras_hub.layers.ReversibleEmbedding(
-            input_dim=vocabulary_size,
-            output_dim=hidden_dim,
-            embeddings_initializer=init(),
-            dtype=dtype,
-            name="token_embedding",
+        self._embedding_layers(
+            vocabulary_size, hidden_dim, max_sequence_length, dropout, init, dtype,
+            num_segments=num_segments, layer_norm_epsilon=layer_norm_epsilon, position_ids=True,
         )
-        self.position_embedding = keras.layers.Embedding(
-            input_dim=max_sequence_length,
-            output_dim=hidden_dim,
-            embeddings_initializer=init(),
-            dtype=dtype,
-            name="position_embedding",
+        self.transformer_layers = transformer_blocks(
+            [f"transformer_layer_{i}" for i in range(num_layers)],
+            num_heads, intermediate_dim, activation, dropout, layer_norm_epsilon, init, dtype,
         )
-        self.segment_embedding = keras.layers.Embedding(
-            input_dim=num_segments,
-            output_dim=hidden_dim,
-            embeddings_initializer=init(),
-            dtype=dtype,
-            name="segment_embedding",
-        )
-        self.embeddings_add = keras.layers.Add(dtype=dtype, name="embeddings_add")
-        self.embeddings_layer_norm = keras.layers.LayerNormalization(
-            epsilon=layer_norm_epsilon, dtype=dtype, name="embeddings_layer_norm"
-        )
-        self.embeddings_dropout = Dropout(
-            dropout, dtype=dtype, name="embeddings_dropout"
-        )
-        self.transformer_layers = [
-            TransformerEncoder(
-                num_heads=num_heads,
-                intermediate_dim=intermediate_dim,
-                activation=get_activation(activation),
-                dropout=dropout,
-                layer_norm_epsilon=layer_norm_epsilon,
-                kernel_initializer=init(),
-                dtype=dtype,
-                name=f"transformer_layer_{i}",
-            )
-            for i in range(num_layers)
-        ]
-        self.pooled_dense = None
-        if use_pooler:
-            self.pooled_dense = keras.layers.Dense(
-                hidden_dim,
-                activation="tanh",
-                kernel_initializer=init(),
-                dtype=dtype,
-                name="pooled_dense",
-            )
+        self.pooled_dense = pooler(hidden_dim, init, dtype) if use_pooler else None
 
         # === Functional Model ===
-        token_ids = keras.Input(shape=(None,), dtype="int32", name="token_ids")
-        padding_mask = keras.Input(
-            shape=(None,), dtype="int32", name="padding_mask"
-        )
-        x = self._embed({"token_ids": token_ids, "padding_mask": padding_mask})
-        encoder_outputs = []
-        for layer in self.transformer_layers:
-            x = layer(x, padding_mask=padding_mask)
-            encoder_outputs.append(x)
-        outputs = {"sequence_output": x, "encoder_outputs": encoder_outputs}
-        if self.pooled_dense is not None:
-            outputs["pooled_output"] = self.pooled_dense(x[:, 0, :])
-        super().__init__(
-            inputs={"token_ids": token_ids, "padding_mask": padding_mask},
-            outputs=outputs,
-            dtype=dtype,
-            **kwargs,
-        )
+        inputs = int_inputs("token_ids", "padding_mask")
+        super().__init__(inputs=inputs, outputs=self._encode(inputs), dtype=dtype, **kwargs)
 
         # === Config ===
-        self.vocabulary_size = vocabulary_size
-        self.num_layers = num_layers
-        self.num_heads = num_heads
-        self.hidden_dim = hidden_dim
-        self.intermediate_dim = intermediate_dim
-        self.dropout = dropout
-        self.max_sequence_length = max_sequence_length
-        self.num_segments = num_segments
-        self.activation = activation
-        self.layer_norm_epsilon = layer_norm_epsilon
-        self.initializer_range = initializer_range
-        self.use_pooler = use_pooler
+        self._record_config(locals())
 
-    def _embed(self, inputs):
-        """Token + (padding-offset) position embeddings, LayerNorm, dropout."""
+    def _embedding_parts(self, inputs):
+        """Token, padding-offset position and (the one) segment embeddings."""
         token_ids = inputs["token_ids"]
-        positions = padding_offset_positions(
-            inputs["padding_mask"], self.padding_id
-        )
-        x = self.embeddings_add(
-            [
-                self.token_embedding(token_ids),
-                self.position_embedding(positions),
-                self.segment_embedding(ops.zeros_like(token_ids)),
-            ]
-        )
-        x = self.embeddings_layer_norm(x)
-        return self.embeddings_dropout(x)
-
-    def _config(self):
-        return {
-            "vocabulary_size": self.vocabulary_size,
-            "num_layers": self.num_layers,
-            "num_heads": self.num_heads,
-            "hidden_dim": self.hidden_dim,
-            "intermediate_dim": self.intermediate_dim,
-            "dropout": self.dropout,
-            "max_sequence_length": self.max_sequence_length,
-            "num_segments": self.num_segments,
-            "activation": self.activation,
-            "layer_norm_epsilon": self.layer_norm_epsilon,
-            "initializer_range": self.initializer_range,
-            "padding_id": self.padding_id,
-            "use_pooler": self.use_pooler,
-        }
+        positions = padding_offset_positions(inputs["padding_mask"], self.padding_id)
+        return [
+            self.token_embedding(token_ids),
+            self.position_embedding(positions),
+            self.segment_embedding(ops.zeros_like(token_ids)),
+        ]

@@ -2,15 +2,13 @@
 
 import keras
 
-from keras_pretrain.losses import classification_loss
 from keras_pretrain.models.bert.bert_backbone import bert_kernel_initializer
-from keras_pretrain.models.roberta.roberta_pretrainer import backbone_inputs
-from keras_pretrain.models.task import Task
+from keras_pretrain.models.classifier import Classifier
 from keras_pretrain.optimizers import AdamW
 
 
 @keras.saving.register_keras_serializable(package="keras_pretrain")
-class RobertaClassifier(Task):
+class RobertaClassifier(Classifier):
     """Classifies one sequence or a pair from the `<s>` hidden state.
 
     RoBERTa has no pooler: as `RobertaClassificationHead`, the head is
@@ -31,10 +29,7 @@ class RobertaClassifier(Task):
     head_activation = "tanh"
     head_input_dropout = True  # dropout on the <s> state before the first dense
 
-    def __init__(self, backbone, num_classes, preprocessor=None, dropout=0.1, **kwargs):
-        # === Layers ===
-        self.backbone = backbone
-        self.preprocessor = preprocessor
+    def _make_head(self, backbone, num_classes, dropout):
         init = lambda: bert_kernel_initializer(backbone.initializer_range)  # noqa: E731
         policy = backbone.dtype_policy
         self.head_dropout = keras.layers.Dropout(
@@ -49,30 +44,10 @@ class RobertaClassifier(Task):
             num_classes, kernel_initializer=init(), dtype=policy, name="logits"
         )
 
-        # === Functional Model ===
-        inputs = dict(backbone.input)
-        x = backbone(inputs)["sequence_output"][:, 0, :]
+    def _logits(self, inputs):
+        x = self.backbone(inputs)["sequence_output"][:, 0, :]
         x = self.head_dense(self.head_dropout(x))
-        outputs = self.output_dense(self.output_dropout(x))
-        super().__init__(inputs=inputs, outputs=outputs, **kwargs)
+        return self.output_dense(self.output_dropout(x))
 
-        # === Config ===
-        self.num_classes = num_classes
-        self.dropout = dropout
-
-    def _config(self):
-        return {"num_classes": self.num_classes, "dropout": self.dropout}
-
-    def is_feature_dict(self, x):
-        return "label" in x or "labels" in x
-
-    def adapt_features(self, features):
-        labels = features["label"] if "label" in features else features["labels"]
-        return backbone_inputs(self.backbone, features), labels, None
-
-    def default_compile_args(self):
-        return {
-            "optimizer": AdamW(2e-5, weight_decay=0.1, beta_2=0.98, epsilon=1e-6),
-            "loss": classification_loss(),
-            "metrics": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
-        }
+    def default_optimizer(self):
+        return AdamW(2e-5, weight_decay=0.1, beta_2=0.98, epsilon=1e-6)

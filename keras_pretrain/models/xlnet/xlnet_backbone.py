@@ -185,22 +185,7 @@ class XLNetBackbone(SubclassedBackbone):
         super().__init__(dtype=dtype, **kwargs)
 
         # === Config ===
-        self.vocabulary_size = vocabulary_size
-        self.num_layers = num_layers
-        self.num_heads = num_heads
-        self.hidden_dim = hidden_dim
-        self.intermediate_dim = intermediate_dim
-        self.dropout = dropout
-        self.activation = activation
-        self.layer_norm_epsilon = layer_norm_epsilon
-        self.initializer_range = initializer_range
-        self.attn_type = attn_type
-        self.mem_len = mem_len
-        self.reuse_len = reuse_len
-        self.clamp_len = clamp_len
-        self.same_length = same_length
-        self.bi_data = bi_data
-        self.untie_r = untie_r
+        self._record_config(locals())
         head_dim = hidden_dim // num_heads
 
         # === Layers ===
@@ -218,29 +203,15 @@ class XLNetBackbone(SubclassedBackbone):
             self.shared_biases = XLNetSharedBiases(
                 num_heads, head_dim, kernel_initializer=init(), dtype=self.dtype_policy, name="shared_biases"
             )
+        shared = dict(dropout=dropout, layer_norm_epsilon=layer_norm_epsilon, dtype=self.dtype_policy)
         self.attention_layers = [
-            XLNetRelativeAttention(
-                num_heads,
-                head_dim,
-                dropout=dropout,
-                layer_norm_epsilon=layer_norm_epsilon,
-                own_biases=untie_r,
-                kernel_initializer=init(),
-                dtype=self.dtype_policy,
-                name=f"attention_layer_{i}",
-            )
+            XLNetRelativeAttention(num_heads, head_dim, own_biases=untie_r, kernel_initializer=init(),
+                                   name=f"attention_layer_{i}", **shared)
             for i in range(num_layers)
         ]
         self.feedforward_layers = [
-            XLNetFeedForward(
-                intermediate_dim,
-                activation=activation,
-                dropout=dropout,
-                layer_norm_epsilon=layer_norm_epsilon,
-                kernel_initializer=init(),
-                dtype=self.dtype_policy,
-                name=f"feedforward_layer_{i}",
-            )
+            XLNetFeedForward(intermediate_dim, activation=activation, kernel_initializer=init(),
+                             name=f"feedforward_layer_{i}", **shared)
             for i in range(num_layers)
         ]
         self.output_dropout = Dropout(dropout, dtype=self.dtype_policy, name="output_dropout")
@@ -404,23 +375,3 @@ class XLNetBackbone(SubclassedBackbone):
             num_predict = inputs["target_mapping"].shape[1]
             out["query_output"] = keras.KerasTensor((batch, num_predict, self.hidden_dim), dtype)
         return out
-
-    def _config(self):
-        return {
-            "vocabulary_size": self.vocabulary_size,
-            "num_layers": self.num_layers,
-            "num_heads": self.num_heads,
-            "hidden_dim": self.hidden_dim,
-            "intermediate_dim": self.intermediate_dim,
-            "dropout": self.dropout,
-            "activation": self.activation,
-            "layer_norm_epsilon": self.layer_norm_epsilon,
-            "initializer_range": self.initializer_range,
-            "attn_type": self.attn_type,
-            "mem_len": self.mem_len,
-            "reuse_len": self.reuse_len,
-            "clamp_len": self.clamp_len,
-            "same_length": self.same_length,
-            "bi_data": self.bi_data,
-            "untie_r": self.untie_r,
-        }

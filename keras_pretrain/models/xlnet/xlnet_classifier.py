@@ -2,16 +2,16 @@
 
 import keras
 
-from keras_pretrain.losses import classification_loss
-from keras_pretrain.models.bert.bert_pretrainer import encoder_inputs
-from keras_pretrain.models.task import Task
+from keras_pretrain.models.backbone import int_inputs
+from keras_pretrain.models.classifier import Classifier
+from keras_pretrain.models.task import encoder_inputs
 from keras_pretrain.models.xlnet.xlnet_backbone import RefusesInputMask
 from keras_pretrain.models.xlnet.xlnet_layers import xlnet_kernel_initializer
 from keras_pretrain.optimizers import AdamW
 
 
 @keras.saving.register_keras_serializable(package="keras_pretrain")
-class XLNetClassifier(RefusesInputMask, Task):
+class XLNetClassifier(RefusesInputMask, Classifier):
     """Classifies one sequence or a pair from the state of the last token.
 
     As `transformers`' `XLNetForSequenceClassification` with its defaults
@@ -30,10 +30,7 @@ class XLNetClassifier(RefusesInputMask, Task):
     dict with a `label` / `labels` entry.
     """
 
-    def __init__(self, backbone, num_classes, preprocessor=None, dropout=0.1, **kwargs):
-        # === Layers ===
-        self.backbone = backbone
-        self.preprocessor = preprocessor
+    def _make_head(self, backbone, num_classes, dropout):
         init = lambda: xlnet_kernel_initializer(backbone.initializer_range)  # noqa: E731
         self.summary_dense = keras.layers.Dense(
             backbone.hidden_dim, activation="tanh", kernel_initializer=init(),
@@ -44,33 +41,16 @@ class XLNetClassifier(RefusesInputMask, Task):
             num_classes, kernel_initializer=init(), dtype=backbone.dtype_policy, name="logits"
         )
 
-        # === Functional Model ===
-        inputs = {
-            name: keras.Input(shape=(None,), dtype="int32", name=name)
-            for name in ("token_ids", "segment_ids", "padding_mask")
-        }
-        sequence = backbone(inputs)["sequence_output"]
-        summary = self.summary_dropout(self.summary_dense(sequence[:, -1, :]))
-        outputs = self.output_dense(summary)
-        super().__init__(inputs=inputs, outputs=outputs, **kwargs)
+    def _classifier_inputs(self, backbone):
+        # The backbone is a subclassed model: the classifier makes its inputs.
+        return int_inputs("token_ids", "segment_ids", "padding_mask")
 
-        # === Config ===
-        self.num_classes = num_classes
-        self.dropout = dropout
+    def _logits(self, inputs):
+        sequence = self.backbone(inputs)["sequence_output"]
+        return self.output_dense(self.summary_dropout(self.summary_dense(sequence[:, -1, :])))
 
-    def _config(self):
-        return {"num_classes": self.num_classes, "dropout": self.dropout}
+    def _feature_inputs(self, features):
+        return encoder_inputs(features)
 
-    def is_feature_dict(self, x):
-        return "label" in x or "labels" in x
-
-    def adapt_features(self, features):
-        labels = features["label"] if "label" in features else features["labels"]
-        return encoder_inputs(features), labels, None
-
-    def default_compile_args(self):
-        return {
-            "optimizer": AdamW(2e-5, weight_decay=0.01),
-            "loss": classification_loss(),
-            "metrics": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
-        }
+    def default_optimizer(self):
+        return AdamW(2e-5, weight_decay=0.01)

@@ -1,16 +1,18 @@
-"""Weight-name maps for XLNet: the Hugging Face layout (`XLNetModel`, `XLNetLMHeadModel`, ...)."""
+"""Weight-name maps for XLNet: the Hugging Face layout (`XLNetModel`, `XLNetLMHeadModel`, ...).
 
-import os
+Special to XLNet: the relative attention's own variables (`q`, `k`, `v`, `o`,
+`r`, the `r_*_bias` and `seg_embed` tables), copied as they are.
+"""
 
-from keras_pretrain.casing import choose_lowercase
-from keras_pretrain.checkpoints.blocks import load_dense
-from keras_pretrain.checkpoints.blocks import load_layer_norm
-from keras_pretrain.checkpoints.huggingface import read_json
 from keras_pretrain.checkpoints.huggingface import require
-from keras_pretrain.checkpoints.weights import torch_linear
+from keras_pretrain.checkpoints.names import HF
+from keras_pretrain.checkpoints.names import hf_prefix as model_prefix
 from keras_pretrain.errors import ConfigError
 from keras_pretrain.layers.activations import HF_ACTIVATIONS
 from keras_pretrain.layers.activations import translate_activation
+from keras_pretrain.models import conversion
+from keras_pretrain.models.block_weights import load_dense
+from keras_pretrain.models.block_weights import load_layer_norm
 
 XLNET_CONFIG_KEYS = ("vocab_size", "d_model", "n_layer", "n_head", "d_inner")
 
@@ -46,7 +48,7 @@ def backbone_config(config, source):
 
 def hf_prefix(loader):
     """'transformer.' when the state dict comes from a *ForXxx / LM-head model."""
-    return "transformer." if "transformer.word_embedding.weight" in loader else ""
+    return model_prefix(loader, "transformer.", probe="word_embedding.weight")
 
 
 def load_hf_backbone(backbone, loader):
@@ -57,24 +59,23 @@ def load_hf_backbone(backbone, loader):
         a = f"{p}layer.{i}.rel_attn."
         for name in ("q", "k", "v", "o", "r", "r_w_bias", "r_r_bias", "r_s_bias", "seg_embed"):
             loader.assign(getattr(attention, name), a + name)
-        load_layer_norm(loader, attention.layer_norm, a + "layer_norm.weight", a + "layer_norm.bias")
+        load_layer_norm(loader, attention.layer_norm, *HF.dense(a, "layer_norm"))
         f = f"{p}layer.{i}.ff."
-        load_dense(loader, feedforward.layer_1, f + "layer_1.weight", f + "layer_1.bias", torch_linear)
-        load_dense(loader, feedforward.layer_2, f + "layer_2.weight", f + "layer_2.bias", torch_linear)
-        load_layer_norm(loader, feedforward.layer_norm, f + "layer_norm.weight", f + "layer_norm.bias")
+        load_dense(loader, feedforward.layer_1, *HF.dense(f, "layer_1"), HF.linear)
+        load_dense(loader, feedforward.layer_2, *HF.dense(f, "layer_2"), HF.linear)
+        load_layer_norm(loader, feedforward.layer_norm, *HF.dense(f, "layer_norm"))
 
 
 def load_hf_pretrainer(pretrainer, loader):
     load_hf_backbone(pretrainer.backbone, loader)
-    loader.assign(pretrainer.lm_head.bias, "lm_loss.bias")
+    load_hf_heads(pretrainer, loader)
 
 
 def load_hf_classifier(classifier, loader):
     """`XLNetForSequenceClassification` -> `XLNetClassifier`."""
     load_hf_backbone(classifier.backbone, loader)
-    load_dense(loader, classifier.summary_dense, "sequence_summary.summary.weight",
-               "sequence_summary.summary.bias", torch_linear)
-    load_dense(loader, classifier.output_dense, "logits_proj.weight", "logits_proj.bias", torch_linear)
+    load_dense(loader, classifier.summary_dense, *HF.dense("", "sequence_summary/summary"), HF.linear)
+    load_dense(loader, classifier.output_dense, *HF.dense("", "logits_proj"), HF.linear)
 
 
 # The output embedding is tied to the word embedding.
@@ -83,43 +84,34 @@ HF_HEADS = ("lm_loss.*", "sequence_summary.*", "logits_proj.*", "qa_outputs.*", 
             "end_logits.*", "answer_class.*")
 
 
+def load_hf_heads(pretrainer, loader):
+    loader.assign(pretrainer.lm_head.bias, "lm_loss.bias")
+
+
+def sentencepiece_tokenizer(paths, lowercase, options):
+    from keras_pretrain.models.xlnet.xlnet_tokenizer import XLNetTokenizer
+
+    return XLNetTokenizer(proto=paths[0], lowercase=lowercase)
+
+
+HF_SPEC = conversion.HFSpec(
+    backbone="keras_pretrain.models.xlnet.xlnet_backbone:XLNetBackbone",
+    pretrainer="keras_pretrain.models.xlnet.xlnet_pretrainer:XLNetPretrainer",
+    config=backbone_config, load_backbone=load_hf_backbone, load_heads=load_hf_heads,
+    ignore=HF_IGNORE, heads=HF_HEADS,
+    tokenizer_files=("spiece.model",), tokenizer=sentencepiece_tokenizer, casing=False,
+)
+
+
 def hf_config(folder):
-    path = os.path.join(folder, "config.json")
-    return backbone_config(read_json(path), path)
+    return conversion.hf_config(HF_SPEC, folder)
 
 
 def hf_tokenizer(folder, lowercase=None):
     """Our `XLNetTokenizer` from `spiece.model` (+ `tokenizer_config.json`), or None."""
-    from keras_pretrain.models.xlnet.xlnet_tokenizer import XLNetTokenizer
-
-    path = os.path.join(folder, "spiece.model")
-    if not os.path.exists(path):
-        return None
-    options = {}
-    config_path = os.path.join(folder, "tokenizer_config.json")
-    if os.path.exists(config_path):
-        options = read_json(config_path)
-    lowercase = choose_lowercase(
-        path, lowercase, stated=options.get("do_lower_case"), stated_by=config_path,
-        names=(folder,), default=False,
-    )
-    return XLNetTokenizer(proto=path, lowercase=lowercase)
+    return conversion.load_tokenizer(HF_SPEC, folder, lowercase)
 
 
 def convert_huggingface(folder, pretrainer=False, lowercase=None):
     """A local HF XLNet folder -> `XLNetBackbone` (or `XLNetPretrainer`), tokenizer."""
-    from keras_pretrain.checkpoints.huggingface import hf_loader
-    from keras_pretrain.models.xlnet.xlnet_backbone import XLNetBackbone
-    from keras_pretrain.models.xlnet.xlnet_pretrainer import XLNetPretrainer
-
-    backbone = XLNetBackbone(**hf_config(folder))
-    if pretrainer:
-        loader = hf_loader(folder, ignore=HF_IGNORE)
-        model = XLNetPretrainer(backbone)
-        load_hf_pretrainer(model, loader)
-    else:
-        loader = hf_loader(folder, ignore=HF_IGNORE + HF_HEADS)
-        model = backbone
-        load_hf_backbone(backbone, loader)
-    loader.finish()
-    return model, hf_tokenizer(folder, lowercase)
+    return conversion.convert_huggingface(HF_SPEC, folder, pretrainer, lowercase)

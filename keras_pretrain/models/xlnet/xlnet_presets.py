@@ -1,26 +1,15 @@
 """Published XLNet configurations (exact shapes; metadata only, no weights)."""
 
 
+from keras_pretrain.models.presets import preset
+from keras_pretrain.models.presets import transformer_config
+
+
 def _xlnet(num_layers, hidden_dim, num_heads, vocabulary_size=32000, **extra):
-    config = {
-        "vocabulary_size": vocabulary_size,
-        "num_layers": num_layers,
-        "num_heads": num_heads,
-        "hidden_dim": hidden_dim,
-        "intermediate_dim": 4 * hidden_dim,
-        "dropout": 0.1,
-        "activation": "gelu",
-        "layer_norm_epsilon": 1e-12,
-        "attn_type": "bi",
-        "mem_len": None,
-        "reuse_len": None,
-        "clamp_len": -1,
-        "same_length": False,
-        "bi_data": False,
-        "untie_r": True,
-    }
-    config.update(extra)
-    return config
+    recurrence = dict(attn_type="bi", mem_len=None, reuse_len=None, clamp_len=-1, same_length=False, bi_data=False,
+                      untie_r=True)
+    return transformer_config(num_layers, hidden_dim, num_heads, vocabulary_size, "gelu", 1e-12,
+                              **{**recurrence, **extra})
 
 
 def xlnet_parameter_count(vocabulary_size, num_layers, hidden_dim, intermediate_dim):
@@ -38,18 +27,12 @@ def xlnet_parameter_count(vocabulary_size, num_layers, hidden_dim, intermediate_
 _SOURCE = "https://github.com/zihangdai/xlnet"
 
 backbone_presets = {
-    "xlnet_base_cased": {
-        "config": _xlnet(12, 768, 12),
-        "description": "XLNet-Base, cased: 12 layers, 768 hidden, 12 heads (SentencePiece 32000).",
-        "params": 116_718_336,
-        "lowercase": False,
-        "source": _SOURCE,
-    },
-    "xlnet_large_cased": {
-        "config": _xlnet(24, 1024, 16),
-        "description": "XLNet-Large, cased: 24 layers, 1024 hidden, 16 heads (SentencePiece 32000).",
-        "params": 360_268_800,
-        "lowercase": False,
-        "source": _SOURCE,
-    },
+    "xlnet_base_cased": preset(
+        _xlnet(12, 768, 12), "XLNet-Base, cased: 12 layers, 768 hidden, 12 heads (SentencePiece 32000).", _SOURCE,
+        params=116_718_336, lowercase=False,
+    ),
+    "xlnet_large_cased": preset(
+        _xlnet(24, 1024, 16), "XLNet-Large, cased: 24 layers, 1024 hidden, 16 heads (SentencePiece 32000).", _SOURCE,
+        params=360_268_800, lowercase=False,
+    ),
 }

@@ -4,9 +4,9 @@ import keras
 from keras import ops
 
 from keras_pretrain.losses import masked_lm_loss
-from keras_pretrain.models.bert.bert_pretrainer import PADDING_MASK
-from keras_pretrain.models.bert.bert_pretrainer import SEGMENT_IDS
-from keras_pretrain.models.bert.bert_pretrainer import TOKEN_IDS
+from keras_pretrain.models.task import PADDING_MASK
+from keras_pretrain.models.task import SEGMENT_IDS
+from keras_pretrain.models.task import TOKEN_IDS
 from keras_pretrain.models.task import SubclassedTask
 from keras_pretrain.models.task import feature
 from keras_pretrain.models.task import ones_like

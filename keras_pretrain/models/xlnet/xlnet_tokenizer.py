@@ -20,21 +20,16 @@ Not reproduced: the slow `transformers` tokenizer re-splits pieces ending in
 import keras
 import keras_hub
 
+from keras_pretrain.models.sentencepiece_text import NONSPACING
+from keras_pretrain.models.sentencepiece_text import normalize
+
 
 def preprocess_text(inputs, lowercase=False):
     """XLNet text preprocessing, in-graph (tf.strings ops)."""
-    import tensorflow as tf
-    import tensorflow_text as tf_text
-
-    x = tf.convert_to_tensor(inputs)
-    if x.dtype != tf.string:
-        return inputs
-    x = tf.strings.regex_replace(x, "``|''", '"')
-    x = tf_text.normalize_utf8(x, "NFKD")
-    x = tf.strings.regex_replace(x, r"\p{Mn}", "")
-    if lowercase:
-        x = tf.strings.lower(x, encoding="utf-8")
-    return x
+    return normalize(
+        inputs, lowercase=lowercase, remove_space=False, replace_quotes=True,
+        strip_accents=True, accents=NONSPACING,
+    )
 
 
 @keras.saving.register_keras_serializable(package="keras_pretrain")

@@ -9,16 +9,8 @@ from keras_pretrain.models.elmo import layer_stack
 from tests.testing import run_backbone_test
 from tests.testing import to_numpy
 
-TINY = {
-    "num_layers": 2,
-    "hidden_dim": 8,
-    "lstm_dim": 16,
-    "filters": [[1, 4], [2, 4], [3, 8]],
-    "num_highway": 1,
-    "max_characters": 12,
-    "cell_clip": 3.0,
-    "proj_clip": 3.0,
-}
+TINY = dict(num_layers=2, hidden_dim=8, lstm_dim=16, filters=[[1, 4], [2, 4], [3, 8]], num_highway=1,
+            max_characters=12, cell_clip=3.0, proj_clip=3.0)
 SENTENCES = [["the", "rain", "had", "only", "ceased", "."], ["gold", ",", "surely"]]
 
 

@@ -15,14 +15,8 @@ from keras_pretrain.models.elmo.elmo_pretrainer import sampled_softmax_nll
 from tests.testing import assert_all_close
 from tests.testing import to_numpy
 
-TINY = {
-    "num_layers": 2,
-    "hidden_dim": 16,
-    "lstm_dim": 24,
-    "filters": [[1, 8], [2, 8], [3, 16]],
-    "num_highway": 1,
-    "max_characters": 10,
-}
+TINY = dict(num_layers=2, hidden_dim=16, lstm_dim=24, filters=[[1, 8], [2, 8], [3, 16]], num_highway=1,
+            max_characters=10)
 WORDS = ["<pad>", "<S>", "</S>", "<UNK>", "a", "b", "c", "d", "e", "f", "g", "h"]
 
 
@@ -141,8 +135,8 @@ def test_embedder(tmp_path, features):
 
 @pytest.mark.tf_only
 def test_pretraining_dataset(tmp_path):
-    from keras_pretrain.models.elmo import build_word_vocabulary
-    from keras_pretrain.models.elmo import elmo_pretraining_dataset
+    from keras_pretrain.data.words import build_word_vocabulary
+    from keras_pretrain.data.words import elmo_pretraining_dataset
 
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("the cat sat .\nthe dog sat on the mat , twice .\n\nnaïve cat !\n", encoding="utf-8")

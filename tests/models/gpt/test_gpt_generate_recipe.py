@@ -1,6 +1,5 @@
-"""recipes.generate and the pretraining glue (build_gpt_pretraining)."""
+"""recipes.generate and the causal-LM pretraining job (keras_pretrain.pretraining.causal_lm)."""
 
-import argparse
 import os
 
 import keras
@@ -9,9 +8,10 @@ import pytest
 from keras_pretrain.models.gpt import GPTBackbone
 from keras_pretrain.models.gpt import GPTCausalLM
 from keras_pretrain.models.gpt import learn_bpe
-from keras_pretrain.models.gpt.gpt_pretraining import build_gpt_pretraining
-from keras_pretrain.models.gpt.gpt_pretraining import lm_blocks
-from keras_pretrain.models.gpt.gpt_pretraining import load_for_generation
+from keras_pretrain.data.lm import lm_blocks
+from keras_pretrain.pretraining import PretrainingSettings
+from keras_pretrain.pretraining import build_job
+from keras_pretrain.pretraining.causal_lm import load_for_generation
 from recipes import generate
 
 CORPUS = """The cat sat on the mat.
@@ -74,9 +74,9 @@ def test_generate_from_a_saved_model(model_folder, capsys):
 
 
 def test_build_gpt_pretraining(corpus, tmp_path):
-    params = argparse.Namespace(vocab=None, vocab_size=60, seq_length=8, batch_size=4, seed=0,
-                                preset=None, eval_batches=2, out=str(tmp_path))
-    job = build_gpt_pretraining(params, [corpus])
+    settings = PretrainingSettings(vocab=None, vocab_size=60, seq_length=8, batch_size=4, seed=0,
+                                   preset=None, eval_batches=2, out=str(tmp_path))
+    job = build_job("gpt", [corpus], settings)
     assert os.path.exists(tmp_path / "vocab.json") and os.path.exists(tmp_path / "merges.txt")
     batch = next(iter(job.train))
     assert batch["token_ids"].shape == (4, 8)

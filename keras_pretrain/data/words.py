@@ -1,7 +1,6 @@
-"""ELMo pretraining data: a word vocabulary and a tf.data pipeline for `ElmoBiLM`.
+"""Word-level data (ELMo): a word vocabulary and a tf.data pipeline for `ElmoBiLM`.
 
-A data-pipeline module (TensorFlow, like keras_pretrain/data/): the model code
-stays backend-neutral, the dataset feeds every backend through `model.fit`.
+The model code stays backend-neutral; the dataset feeds every backend through `model.fit`.
 
 Sentences are split into words with `split_words`; each sentence becomes one
 example `<S> w1 ... wn </S>` (sentences longer than `seq_length - 2` words

@@ -1,4 +1,7 @@
-"""Weight maps for blocks several families share (keras-hub layers).
+"""Weight placing for blocks several families share (keras-hub layers).
+
+The checkpoint readers (`keras_pretrain.checkpoints`) return arrays by name;
+these functions put them onto the layers' variables.
 
 Each function takes a `WeightLoader`, the Keras layer and a dict of
 checkpoint names for the canonical parts of the block, plus `linear`, the

@@ -1,0 +1,121 @@
+"""The text normaliser of the SentencePiece families (ALBERT, XLNet), in-graph.
+
+Both original releases run a Python `preprocess_text` before SentencePiece:
+whitespace runs joined to one space and the ends stripped, "``" and "''"
+turned into '"' (XLNet), NFKD with the accents (combining marks) removed,
+`str.lower()` for uncased models. `normalize` does the same with TF string
+ops, so eager calls, `tf.data` and an exported preprocessor give the same
+text; each tokenizer chooses the steps its reference takes:
+
+- ALBERT (google-research/albert `tokenization.py`): spaces joined, no quote
+  replacement, accents = Python's `unicodedata.combining` characters;
+- XLNet (the `transformers` fast tokenizer, which defines the ids): no
+  space joining (SentencePiece's own normalisation does it), quotes
+  replaced, accents = the Unicode category Mn (the `tokenizers` crate's
+  `StripAccents`).
+
+`split_digit_comma` is the original ALBERT `encode_pieces` fix for pieces
+ending in "<digit>," (XLNet's fast tokenizer does not re-split).
+"""
+
+import functools
+import sys
+import unicodedata
+
+# What counts as an accent to remove after NFKD (see the module docstring).
+COMBINING = "combining"  # Python's unicodedata.combining (canonical combining class != 0)
+NONSPACING = "nonspacing"  # Unicode general category Mn
+
+
+def _tf():
+    import tensorflow as tf
+
+    return tf
+
+
+def _char_class(predicate):
+    """An RE2 character class of the code points where `predicate(chr(cp))` holds."""
+    ranges, start = [], None
+    for cp in range(sys.maxunicode + 2):
+        inside = cp <= sys.maxunicode and not 0xD800 <= cp < 0xE000 and predicate(chr(cp))
+        if inside and start is None:
+            start = cp
+        elif not inside and start is not None:
+            ranges.append(f"\\x{{{start:X}}}-\\x{{{cp - 1:X}}}")
+            start = None
+    return "[" + "".join(ranges) + "]"
+
+
+@functools.lru_cache(maxsize=None)
+def python_classes():
+    """Python's (not RE2's) whitespace, combining and digit characters."""
+    return {
+        "space": _char_class(str.isspace),
+        "combining": _char_class(unicodedata.combining),
+        "digit": _char_class(str.isdigit),
+    }
+
+
+def lower_utf8(x):
+    """`str.lower()` in-graph: `tf.strings.lower` stops at a NUL, so lower each part.
+
+    (String attributes such as a separator stop at a NUL too: NUL is joined as
+    tensor data, and the one after the last part cut off.)
+    """
+    tf = _tf()
+    parts = tf.strings.split(x, "\x00")
+    parts = tf.ragged.map_flat_values(
+        lambda p: tf.strings.join([tf.strings.lower(p, encoding="utf-8"), tf.fill(tf.shape(p), "\x00")]),
+        parts,
+    )
+    joined = tf.strings.reduce_join(parts, axis=-1)
+    length = tf.strings.length(joined)
+    return tf.strings.substr(joined, tf.zeros_like(length), length - 1)
+
+
+def normalize(inputs, lowercase=False, remove_space=True, replace_quotes=False, strip_accents=True,
+              accents=COMBINING):
+    """`preprocess_text` of the SentencePiece families, in-graph.
+
+    Args:
+        inputs: strings (a tensor or anything `tf.convert_to_tensor` takes);
+            anything else (token ids) is returned unchanged.
+        lowercase: `str.lower()` last.
+        remove_space: join runs of (Python) whitespace to one space, strip
+            the ends.
+        replace_quotes: "``" and "''" -> '"'.
+        strip_accents: NFKD, then remove the `accents` characters.
+        accents: `COMBINING` or `NONSPACING` (see the module docstring).
+    """
+    import tensorflow_text as tf_text
+
+    tf = _tf()
+    x = tf.convert_to_tensor(inputs)
+    if x.dtype != tf.string:
+        return inputs
+    if remove_space:
+        x = tf.strings.regex_replace(x, python_classes()["space"] + "+", " ")
+        x = tf.strings.regex_replace(x, "^ | $", "")
+    if replace_quotes:
+        x = tf.strings.regex_replace(x, "``|''", '"')
+    if strip_accents:
+        x = tf_text.normalize_utf8(x, "NFKD")
+        marks = python_classes()["combining"] if accents == COMBINING else r"\p{Mn}"
+        x = tf.strings.regex_replace(x, marks, "")
+    if lowercase:
+        x = lower_utf8(x)
+    return x
+
+
+def split_digit_comma(sentence_piece, ids):
+    """`encode_pieces`' re-split of pieces ending in "<digit>," on ragged ids [B, N]."""
+    tf = _tf()
+    pieces = sentence_piece.id_to_string(ids.flat_values)
+    resplit = tf.strings.regex_full_match(pieces, ".*" + python_classes()["digit"] + ",")
+    # Each piece becomes a row: its re-encoding + "," if re-split, else itself.
+    stem = tf.strings.regex_replace(pieces, ",$|\u2581", "")
+    encoded = sentence_piece.tokenize(tf.where(resplit, stem, ""))  # [] where not
+    comma = tf.cast(sentence_piece.string_to_id(","), ids.dtype)
+    last = tf.where(resplit, comma, ids.flat_values)[:, None]
+    rows = tf.concat([tf.cast(encoded, ids.dtype), last], axis=1)
+    return ids.with_flat_values(rows).merge_dims(-2, -1)
