@@ -42,18 +42,28 @@ def _versions():
     return versions
 
 
-def _read_model(source):
-    """A model from a `.keras` file or a run folder holding one."""
+def read_model(source, pretrainer=False):
+    """`(model, tokenizer)` from a `.keras` file, a run folder holding one (tokenizer None), or a published
+    release in any format `keras_pretrain.convert.load` reads (family and format printed; `pretrainer`:
+    with the release's pretraining heads)."""
     source = os.fspath(source)
     if os.path.isdir(source):
         for name in ("pretrainer.keras", "model.keras"):
             if os.path.exists(os.path.join(source, name)):
                 source = os.path.join(source, name)
                 break
-    if not (os.path.isfile(source) and source.endswith(".keras")):
-        raise FileNotFoundError(f"{source}: expected a .keras file or a folder with pretrainer.keras / model.keras.")
-    families.import_all()
-    return keras.models.load_model(source, compile=False)
+    if os.path.isfile(source) and source.endswith(".keras"):
+        families.import_all()
+        return keras.models.load_model(source, compile=False), None
+    if not os.path.exists(source) and not os.path.exists(source + ".index"):
+        raise FileNotFoundError(f"{source}: no such file or folder (expected a .keras file, a run folder or a "
+                                "published release).")
+    from keras_pretrain import convert
+
+    model, tokenizer = convert.load(source, pretrainer=pretrainer)
+    if families.family_of(model).vocabulary == "words":
+        tokenizer = None  # ELMo's converter returns its word list; the module's encoder reads strings
+    return model, tokenizer
 
 
 def _has_preprocessor(tokenizer):
@@ -69,7 +79,9 @@ def export(model, out_dir, tokenizer=None, seq_length=128, overwrite=False, save
         model: a keras_pretrain backbone or task of any family (a masked-LM
             pretrainer adds the encoder's `mlm` sub-object; an
             `ElmoEmbedder` gives the module its `ScalarMix`), or the path of a
-            `.keras` file / run folder holding one.
+            `.keras` file / run folder holding one, or of a published release in
+            any format `keras_pretrain.convert.load` reads (its tokenizer is
+            used when `tokenizer` is None).
         out_dir: the module folder to create; it must not exist or be empty
             unless `overwrite=True`.
         tokenizer: the model's tokenizer: saved in `tokenizer/`; in-graph ones
@@ -98,7 +110,8 @@ def export(model, out_dir, tokenizer=None, seq_length=128, overwrite=False, save
     from keras_pretrain.export import contracts
 
     if isinstance(model, (str, os.PathLike)):
-        model = _read_model(model)
+        model, found = read_model(model)
+        tokenizer = tokenizer if tokenizer is not None else found
     out_dir = os.fspath(out_dir)
     if os.path.exists(out_dir) and os.listdir(out_dir) and not overwrite:
         raise FileExistsError(f"{out_dir}: exists and is not empty (pass overwrite=True to replace it).")

@@ -1,11 +1,21 @@
 """Importing published checkpoints into keras_pretrain models.
 
-`from_huggingface(folder)` reads a local Hugging Face model folder and
-dispatches on its `config.json` `model_type`; `from_tf1_checkpoint(path)` reads
-an original Google TF1 checkpoint folder. The converters of each family are
-named in its `keras_pretrain.families.Family` (`huggingface` model types and
-`converters` per source format).
-Nothing is downloaded: the folder must be on disk.
+`load(path)` takes any release on disk, finds its family and format from file and variable names
+(`keras_pretrain.checkpoints.formats.detect`), prints them, and converts it:
+
+```python
+from keras_pretrain import convert
+
+model, tokenizer = convert.load("xlnet_cased_L-12_H-768_A-12.zip")   # XLNet, original TF1 checkpoint
+model, tokenizer = convert.load("roberta.base", pretrainer=True)      # RoBERTa, fairseq model.pt
+```
+
+One entry point per format as well: `from_huggingface(folder)` (a local Hugging Face folder, dispatched on
+its `config.json` `model_type`), `from_tf1_checkpoint(path)` (Google's TF1 releases of BERT, ALBERT and
+XLNet; the family from the config file and variable names), `from_bilm(options, weights)` (ELMo, bilm-tf /
+AllenNLP), `from_openai_gpt(folder)` (GPT-1, openai/finetune-transformer-lm), `from_fairseq(path)` (RoBERTa,
+fairseq). The converters of each family are named in its `keras_pretrain.families.Family` (`converters` per
+source format). Nothing is downloaded: the files must be on disk.
 """
 
 import os
@@ -48,8 +58,56 @@ def from_huggingface(path, pretrainer=False, lowercase=None):
     return family.converter("huggingface")(path, pretrainer=pretrainer, **kwargs)
 
 
-def from_tf1_checkpoint(path, family="bert", pretrainer=False, **kwargs):
-    """Loads an original TF1 checkpoint (Google layout) of `family`.
+def load(path, pretrainer=False, **options):
+    """`(model, tokenizer)` from a release in any supported format, detected (family and format printed).
+
+    Args:
+        path: a folder, archive (`.zip`, `.tar.gz`), file or TF1 checkpoint prefix (see
+            `keras_pretrain.checkpoints.formats` for what identifies each format).
+        pretrainer: also load the pretraining heads (the family's pretrainer task) where the release has them.
+        **options: passed to the format's converter (`lowercase=`, XLNet's `mem_len=`, ...).
+
+    Raises:
+        CheckpointFormatError: no known format, or the converter's errors (every missing or mis-shaped
+            variable named at once).
+    """
+    from keras_pretrain.checkpoints.formats import detect
+
+    source = detect(path)
+    print(f"loading {source.describe()}", flush=True)
+    return families.get(source.family).converter(source.format)(source.location, pretrainer=pretrainer, **options)
+
+
+def from_bilm(options_path, weights_path=None, pretrainer=False, **kwargs):
+    """ELMo from bilm-tf / AllenNLP files: `options.json` and `weights.hdf5` (None: the one beside it).
+
+    See `keras_pretrain.models.elmo.elmo_convert.convert_bilm` (`softmax=`, `vocabulary=`, `stateful=`).
+    """
+    return families.get("elmo").converter("bilm")(options_path, pretrainer=pretrainer, weights=weights_path,
+                                                   **kwargs)
+
+
+def from_openai_gpt(folder, pretrainer=False, **kwargs):
+    """GPT-1 from OpenAI's finetune-transformer-lm release folder (`params_shapes.json`, `params_*.npy`).
+
+    Returns `(GPTBackbone or GPTCausalLM, GPTTokenizer)`; see `keras_pretrain.models.gpt.gpt_convert.convert_openai`.
+    """
+    return families.get("gpt").converter("openai")(folder, pretrainer=pretrainer, **kwargs)
+
+
+def from_fairseq(path, pretrainer=False, **kwargs):
+    """RoBERTa from a fairseq release (`model.pt`, `dict.txt`; GPT-2's `encoder.json` + `vocab.bpe`).
+
+    The pickle is read without running its code; see `keras_pretrain.models.roberta.roberta_convert.convert_fairseq`.
+    """
+    return families.get("roberta").converter("fairseq")(path, pretrainer=pretrainer, **kwargs)
+
+
+def from_tf1_checkpoint(path, family=None, pretrainer=False, **kwargs):
+    """Loads an original TF1 checkpoint (Google layout) of BERT, ALBERT or XLNet.
+
+    `family`: None detects it from the config file's name (`bert_config.json`, `albert_config.json`,
+    `xlnet_config.json`), else from the variable names (printed).
 
     `path`: a folder, an explicit checkpoint prefix (`.../model.ckpt-1000`,
     loaded exactly) or a released archive (`.zip`, `.tar.gz`). In a folder
@@ -61,6 +119,18 @@ def from_tf1_checkpoint(path, family="bert", pretrainer=False, **kwargs):
     default, printed) sets the tokenizer's casing; see `keras_pretrain.casing`.
     """
     supported = sorted(f.name for f in families.FAMILIES.values() if "tf1" in f.converters)
+    if family is None:
+        from keras_pretrain.checkpoints.formats import detect
+
+        try:
+            source = detect(path)
+        except CheckpointFormatError:  # no checkpoint, unreadable: BERT's loader says what is wrong in detail
+            source = None
+        if source is not None and source.format != "tf1":
+            raise CheckpointFormatError(f"{source.describe()}: not a TF1 checkpoint; use convert.load({path!r}).")
+        family = source.family if source is not None else "bert"
+        if source is not None:
+            print(f"{path}: {family} TF1 checkpoint ({source.reason})", flush=True)
     if family not in supported:
         raise ConfigError(f"No TF1 checkpoint converter for family {family!r}; supported: {supported}.")
     return families.get(family).converter("tf1")(path, pretrainer=pretrainer, **kwargs)

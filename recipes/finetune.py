@@ -3,8 +3,11 @@
     python -m recipes.finetune --from runs/albert-... --task classify
     python -m recipes.finetune --from runs/bert-... --task pair --data my_pairs.tsv
 
-`--from` is a pretraining run folder (from `recipes.pretrain`, any family) or a
-module folder (from `hub_modules.export`). Each family gets its own head and
+`--from` is a pretraining run folder (from `recipes.pretrain`, any family), a
+module folder (from `hub_modules.export`), or a published release in any format
+`keras_pretrain.convert.load` reads (a Hugging Face folder, Google's TF1 BERT /
+ALBERT / XLNet checkpoints or archives, bilm-tf ELMo, OpenAI GPT-1, fairseq
+RoBERTa; the family and format are printed). Each family gets its own head and
 input format: BERT / ERNIE (pooled [CLS]), ALBERT (pooled [CLS]), RoBERTa and
 DistilBERT (their first-token heads; RoBERTa pairs `<s> A </s></s> B </s>`),
 XLNet (last-token summary, left padding, `A <sep> B <sep> <cls>`), GPT-1
@@ -43,7 +46,7 @@ COLUMNS = {"classify": ["label", "text"], "pair": ["label", "text_a", "text_b"]}
 def build_parser():
     parser = argparse.ArgumentParser(prog="python -m recipes.finetune", description=__doc__,
                                      formatter_class=common.HelpFormatter)
-    parser.add_argument("--from", dest="source", required=True, help="pretraining run folder or module folder")
+    parser.add_argument("--from", dest="source", required=True, help="pretraining run folder, module folder, or a published release (folder, archive or checkpoint in any format keras_pretrain.convert.load reads)")
     parser.add_argument("--task", default="classify", choices=["classify", "pair"], help="one text per row, or a pair")
     parser.add_argument("--data", default=None, help="TSV/CSV with a header (None: the bundled dataset of the task)")
     parser.add_argument("--epochs", type=int, default=3, help="training epochs")
@@ -52,7 +55,7 @@ def build_parser():
     parser.add_argument("--learning-rate", type=float, default=1e-3, help="AdamW rate (1e-3 suits the tiny models; ~3e-5 for base-sized ones)")
     parser.add_argument("--validation-fraction", type=float, default=0.2, help="held-out fraction")
     parser.add_argument("--seed", type=int, default=0, help="random seed")
-    parser.add_argument("--out", default=None, help="output folder, must be new (None: <from>/finetune-<task>-<time>)")
+    parser.add_argument("--out", default=None, help="output folder, must be new (None: <from>/finetune-<task>-<time> for a run or module, runs/finetune-<task>-<time> for a release)")
     parser.add_argument("--verbose", type=int, default=2, help="Keras progress: 0 silent, 1 bar, 2 a line per epoch")
     parser.add_argument("--lowercase", action=argparse.BooleanOptionalAction, default=None,
                         help="override the tokenizer's casing (default: as the run or module saved it)")
@@ -103,7 +106,7 @@ def load_pretrained(parser, source, lowercase=None):
     model_path = os.path.join(source, "pretrainer.keras")
     run_path = os.path.join(source, common.RUN_FILE)
     if not os.path.exists(model_path):
-        parser.error(f"--from: {source!r} is neither a pretraining run (pretrainer.keras) nor a module folder (metadata.json)")
+        return load_release(parser, source, lowercase)
     config = {}
     if os.path.exists(run_path):
         with open(run_path) as f:
@@ -112,6 +115,28 @@ def load_pretrained(parser, source, lowercase=None):
     family = families.family_of(model).name
     stated = (config.get("lowercase"), run_path)
     return family, model.backbone, run_tokenizer(parser, source, family, lowercase, stated)
+
+
+def load_release(parser, source, lowercase=None):
+    """(family, backbone, tokenizer) of a published release (`keras_pretrain.convert.load`, printed)."""
+    from keras_pretrain import convert
+    from keras_pretrain import families
+    from keras_pretrain.errors import CheckpointFormatError
+    from keras_pretrain.errors import ConfigError
+
+    try:
+        model, tokenizer = convert.load(source, **({} if lowercase is None else {"lowercase": lowercase}))
+    except (CheckpointFormatError, ConfigError) as e:
+        parser.error(f"--from: {source!r} is not a pretraining run (pretrainer.keras), a module folder "
+                     f"(metadata.json) or a release keras_pretrain.convert.load reads: {e}")
+    except TypeError:  # the format has no casing option (byte-level BPE, ELMo's characters)
+        parser.error(f"--from: --lowercase does not apply to {source!r} (its tokenizer has no casing option)")
+    family = families.family_of(model).name
+    if families.get(family).vocabulary == "words":
+        tokenizer = None  # ELMo reads characters: words are split in `encode`
+    elif tokenizer is None:
+        parser.error(f"--from: {source!r} holds no tokenizer files (vocabulary) beside the weights")
+    return family, getattr(model, "backbone", model), tokenizer
 
 
 def run_tokenizer(parser, source, family, lowercase, stated=(None, None)):
@@ -228,10 +253,12 @@ def main(argv=None):
             parser.error(f"--{name.replace('_', '-')} must be positive")
     if not 0 < args.validation_fraction < 1:
         parser.error("--validation-fraction must be between 0 and 1")
-    if not os.path.isdir(args.source):
-        parser.error(f"--from: no such folder {args.source!r}")
+    if not os.path.exists(args.source):
+        parser.error(f"--from: no such folder or file {args.source!r}")
     rows = read_table(parser, args.data or DEFAULT_DATA[args.task], args.task)
-    out = args.out or os.path.join(args.source, f"finetune-{args.task}-{time.strftime('%Y%m%d-%H%M%S')}")
+    ours = any(os.path.exists(os.path.join(args.source, n)) for n in ("pretrainer.keras", "metadata.json"))
+    runs = args.source if ours else "runs"  # a published release's folder is left as it is
+    out = args.out or os.path.join(runs, f"finetune-{args.task}-{time.strftime('%Y%m%d-%H%M%S')}")
     if os.path.exists(out) and os.listdir(out):
         parser.error(f"--out: {out!r} already holds files; choose a new folder (nothing is overwritten)")
 

@@ -7,6 +7,10 @@ masked-LM accuracy before and after, saves the model (`.keras` and a keras-hub
 preset folder), exports a TF-Hub-style module, reloads that module from disk
 and prints fill-mask predictions for three held-out sentences.
 `--model bert` pretrains BERT (masked LM + next sentence prediction) instead.
+`--init PATH` continues from a published checkpoint in any format
+`keras_pretrain.convert.load` reads (Hugging Face, Google TF1 BERT / ALBERT /
+XLNet, bilm-tf ELMo, OpenAI GPT-1, fairseq RoBERTa): its family (printed, the
+default `--model`), configuration, weights, heads and vocabulary are used.
 """
 
 import argparse
@@ -43,7 +47,8 @@ def build_parser():
         description=__doc__,
         formatter_class=common.HelpFormatter,
     )
-    parser.add_argument("--model", default="albert", help=f"model family, one of {MODELS}")
+    parser.add_argument("--model", default=None, help=f"model family, one of {MODELS} (default: albert, or the family of --init)")
+    parser.add_argument("--init", default=None, help="continue from a published checkpoint: a release folder, archive or checkpoint in any format keras_pretrain.convert.load reads (its configuration, weights, heads and vocabulary; the release's dropout)")
     parser.add_argument("--preset", default=None, help="a published preset name (default: a tiny demo configuration)")
     parser.add_argument("--corpus", nargs="+", default=[DEFAULT_CORPUS], help="corpus files, folders or globs (one sentence per line, blank line between documents)")
     parser.add_argument("--vocab", default=None, help="WordPiece vocab.txt (default: learn one from the corpus)")
@@ -74,7 +79,26 @@ def build_parser():
     return parser
 
 
+def check_init(parser, args):
+    """`--init`: the release's family (printed; the default of --model), refused with --preset / --vocab."""
+    from keras_pretrain.checkpoints.formats import detect
+    from keras_pretrain.errors import KerasPretrainError
+
+    try:
+        source = detect(args.init)
+    except KerasPretrainError as e:
+        parser.error(f"--init: {e}")
+    print(f"--init: {source.describe()}")
+    if args.model is not None and args.model != source.family:
+        parser.error(f"--init {args.init} holds a {source.family} model, not {args.model} (drop --model or pass "
+                     f"--model {source.family})")
+    args.model = source.family
+
+
 def check_args(parser, args):
+    if args.init is not None:
+        check_init(parser, args)
+    args.model = args.model or "albert"
     if args.model not in MODELS:
         parser.error(f"unknown model {args.model!r}; choose one of {', '.join(MODELS)}")
     paths = common.corpus_paths(parser, args.corpus)

@@ -37,6 +37,11 @@ OPTIMIZER_PATTERNS = (
     "global_step",
     "*/Momentum",
     "*/ExponentialMovingAverage",
+    # tf.train.AdamOptimizer (the original XLNet scripts with weight_decay=0)
+    "*/Adam",
+    "*/Adam_1",
+    "beta1_power",
+    "beta2_power",
 )
 STATE_FILE = "checkpoint"  # written by tf.compat.v1.train.Saver / CheckpointManager
 _STEP = re.compile(r"-(\d+)$")

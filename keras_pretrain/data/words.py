@@ -19,12 +19,11 @@ from keras_pretrain.errors import ConfigError
 from keras_pretrain.models.elmo.elmo_tokenizer import BOS_TOKEN
 from keras_pretrain.models.elmo.elmo_tokenizer import EOS_TOKEN
 from keras_pretrain.models.elmo.elmo_tokenizer import MAX_CHARACTERS
+from keras_pretrain.models.elmo.elmo_tokenizer import SPECIAL_TOKENS
+from keras_pretrain.models.elmo.elmo_tokenizer import UNK_TOKEN
 from keras_pretrain.models.elmo.elmo_tokenizer import ElmoCharacterMapper
 from keras_pretrain.models.elmo.elmo_tokenizer import split_words
 
-PAD_TOKEN = "<pad>"
-UNK_TOKEN = "<UNK>"
-SPECIAL_TOKENS = [PAD_TOKEN, BOS_TOKEN, EOS_TOKEN, UNK_TOKEN]
 
 
 def _sentences(paths, lowercase, sentence_split):

@@ -50,6 +50,8 @@ class PretrainingSettings:
         lowercase: lower-case the text (uncased vocabulary).
         dropout: the backbone's dropout (None: the family's).
         vocabulary_multiple: pad a WordPiece vocabulary to a multiple of this (model parallelism).
+        init: start from a published checkpoint (any format `keras_pretrain.convert.load` reads): its
+            configuration, weights, pretraining heads where it has them, and tokenizer (`initial_model`).
     """
 
     out: str = None
@@ -69,6 +71,7 @@ class PretrainingSettings:
     lowercase: bool = True
     dropout: float = None
     vocabulary_multiple: int = 1
+    init: str = None
 
     @classmethod
     def names(cls):
@@ -118,6 +121,10 @@ def check(family, settings):
                             f"{masking} (add --masking knowledge)")
     if family.vocabulary == "words" and settings.vocab is not None:
         problems.append(f"--vocab: {family.name} learns its word list from the corpus (use --vocab-size)")
+    if settings.init is not None:  # the release's dropout is kept too (`dropout` is not applied)
+        for name, value in (("preset", settings.preset), ("vocab", settings.vocab)):
+            if value is not None:
+                problems.append(f"--{name}: --init brings its own configuration and vocabulary")
     return problems
 
 
@@ -171,6 +178,49 @@ def build_backbone(family, vocabulary_size, settings, **overrides):
     if family.positions:
         config.setdefault("max_sequence_length", max_sequence_length(family.name, settings.seq_length))
     return cls(**config, dropout=dropout)
+
+
+def rebuild(backbone, **overrides):
+    """A new backbone of the same class with config `overrides` (dropout, memory lengths) and the same weights."""
+    config = {**backbone.get_config(), **overrides}
+    config.pop("name", None)
+    new = type(backbone).from_config(config)
+    new.set_weights(backbone.get_weights())
+    return new
+
+
+def initial_model(family, settings):
+    """`(pretrainer or backbone, tokenizer)` converted from `settings.init` (family and format printed).
+
+    The release's pretraining heads are loaded when it has them (a masked-LM release with its `cls/`
+    variables, GPT's tied LM head, XLNet's `lm_loss` bias); when it has none (a bare encoder), the
+    backbone is returned and the job adds new heads (printed). Raises ConfigError when the release holds
+    another family or fewer positions than `settings.seq_length`.
+    """
+    from keras_pretrain import convert
+    from keras_pretrain.checkpoints.formats import detect
+    from keras_pretrain.errors import CheckpointFormatError
+
+    family = families.get(family)
+    source = detect(settings.init)
+    if source.family != family.name:
+        raise ConfigError(f"--init {settings.init}: holds a {source.family} model ({source.format}), not "
+                          f"{family.name}; pass --model {source.family}")
+    try:  # ELMo's softmax is over a word list of its own: the job makes a new one
+        model, tokenizer = convert.load(settings.init, pretrainer=family.vocabulary != "words")
+    except CheckpointFormatError as e:
+        model, tokenizer = convert.load(settings.init)
+        print(f"--init {settings.init}: no pretraining heads to load ({str(e).splitlines()[0][:160]}...); "
+              "the heads start from random weights", flush=True)
+    backbone = getattr(model, "backbone", model)
+    positions = getattr(backbone, "max_sequence_length", None)
+    if family.positions and positions and settings.seq_length + family.position_offset > positions:
+        raise ConfigError(f"--seq-length {settings.seq_length} exceeds the {positions - family.position_offset} "
+                          f"positions of --init {settings.init}")
+    if family.vocabulary != "words" and tokenizer is None:
+        raise ConfigError(f"--init {settings.init}: no vocabulary found beside the weights (the tokenizer files "
+                          "of the release are needed to pretrain further)")
+    return model, tokenizer
 
 
 def held_out_document(index):

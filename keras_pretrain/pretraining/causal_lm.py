@@ -11,6 +11,7 @@ from keras_pretrain import families
 from keras_pretrain.errors import ConfigError
 from keras_pretrain.pretraining import PretrainingJob
 from keras_pretrain.pretraining import build_backbone
+from keras_pretrain.pretraining import initial_model
 
 
 def sample_text(causal_lm, tokenizer, prompts, max_length, sampler=None, stop_token_ids=None):
@@ -66,12 +67,19 @@ def build_job(family, paths, settings):
     from keras_pretrain.models.gpt.gpt_causal_lm import make_sampler
 
     family = families.get(family)
-    tokenizer = bpe_tokenizer(paths, settings)
+    initial = None
+    if settings.init:
+        initial, tokenizer = initial_model(family.name, settings)
+    else:
+        tokenizer = bpe_tokenizer(paths, settings)
     stats = CorpusStats()
     shape = dict(seq_length=settings.seq_length, batch_size=settings.batch_size)
     train = lm_dataset(paths, tokenizer, seed=settings.seed, drop_remainder=True, stats=stats, **shape)
     held_out = lm_dataset(paths, tokenizer, seed=settings.seed + 1, **shape).take(settings.eval_batches).cache()
-    model = family.pretrainer_class(build_backbone(family.name, tokenizer.vocabulary_size(), settings))
+    if initial is None:
+        model = family.pretrainer_class(build_backbone(family.name, tokenizer.vocabulary_size(), settings))
+    else:  # GPT's LM head is the tied token embedding: a backbone is all it needs
+        model = initial if hasattr(initial, "backbone") else family.pretrainer_class(initial)
 
     def sample(prompt, max_length=32, sampler="greedy", **options):
         return sample_text(model, tokenizer, prompt, max_length,

@@ -10,6 +10,7 @@ from keras_pretrain.pretraining import HELD_OUT_EVERY
 from keras_pretrain.pretraining import PretrainingJob
 from keras_pretrain.pretraining import build_backbone
 from keras_pretrain.pretraining import held_out_document
+from keras_pretrain.pretraining import initial_model
 
 SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
@@ -83,7 +84,11 @@ def build_job(family, paths, settings):
     from keras_pretrain.models.bert import BertTokenizer
 
     family = families.get(family)
-    tokenizer = BertTokenizer(vocabulary=wordpiece_vocabulary(paths, settings), lowercase=settings.lowercase)
+    initial = None
+    if settings.init:
+        initial, tokenizer = initial_model(family.name, settings)
+    else:
+        tokenizer = BertTokenizer(vocabulary=wordpiece_vocabulary(paths, settings), lowercase=settings.lowercase)
     objective = settings.objective or family.objective
     masking = settings.masking or family.masking
     stats = CorpusStats()
@@ -106,10 +111,13 @@ def build_job(family, paths, settings):
               "the accuracy is measured on training documents")
         held_out = pretraining_dataset(paths, tokenizer, dupe_factor=1, seed=settings.seed + 1, shuffle=True,
                                        **data_kwargs)
-    backbone = build_backbone(family.name, tokenizer.vocabulary_size(), settings)
+    if initial is None:
+        model = family.pretrainer_class(build_backbone(family.name, tokenizer.vocabulary_size(), settings))
+    else:
+        model = initial if hasattr(initial, "backbone") else family.pretrainer_class(initial)
     return PretrainingJob(
         family=family.name, tokenizer=tokenizer, train=train,
-        held_out=held_out.take(settings.eval_batches).cache(), model=family.pretrainer_class(backbone),
+        held_out=held_out.take(settings.eval_batches).cache(), model=model,
         metric="mlm_accuracy", objective=objective, masking=masking, stats=stats,
         vocabulary=tokenizer.get_vocabulary(),
     )

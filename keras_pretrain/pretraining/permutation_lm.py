@@ -16,6 +16,8 @@ from keras_pretrain import families
 from keras_pretrain.pretraining import PretrainingJob
 from keras_pretrain.pretraining import PretrainingSettings
 from keras_pretrain.pretraining import build_backbone
+from keras_pretrain.pretraining import initial_model
+from keras_pretrain.pretraining import rebuild
 
 
 def xlnet_pretraining_data(paths, tokenizer, seq_length=64, batch_size=32, seed=0, num_predict=None, **kwargs):
@@ -53,18 +55,36 @@ def build_xlnet_pretrainer(vocabulary_size, batch_size, seq_length=64, preset=No
     return family.pretrainer_class(backbone, memory_batch_size=batch_size)
 
 
+def initial_xlnet_pretrainer(model, batch_size, seq_length):
+    """The `--init` release as an `XLNetPretrainer` with the training memories (`mem_len` = seq_length,
+    `reuse_len` = seq_length // 2, as `build_xlnet_pretrainer`) and its `lm_loss` bias when it has one."""
+    backbone = getattr(model, "backbone", model)
+    backbone = rebuild(backbone, mem_len=seq_length, reuse_len=seq_length // 2)
+    pretrainer = families.get("xlnet").pretrainer_class(backbone, memory_batch_size=batch_size)
+    if hasattr(model, "lm_head"):
+        pretrainer.lm_head.bias.assign(model.lm_head.bias)
+    return pretrainer
+
+
 def build_job(family, paths, settings):
     """Tokenizer, permutation-LM batches (training, and held-out batches drawn with another seed) and task."""
     from keras_pretrain.models.bert import BertTokenizer
     from keras_pretrain.pretraining.masked_lm import wordpiece_vocabulary
 
     family = families.get(family)
-    tokenizer = BertTokenizer(vocabulary=wordpiece_vocabulary(paths, settings), lowercase=settings.lowercase)
+    initial = None
+    if settings.init:
+        initial, tokenizer = initial_model(family.name, settings)
+    else:
+        tokenizer = BertTokenizer(vocabulary=wordpiece_vocabulary(paths, settings), lowercase=settings.lowercase)
     data = dict(seq_length=settings.seq_length, batch_size=settings.batch_size)
     train, _ = xlnet_pretraining_data(paths, tokenizer, seed=settings.seed, **data)
     held_out, _ = xlnet_pretraining_data(paths, tokenizer, seed=settings.seed + 1, **data)
-    model = build_xlnet_pretrainer(tokenizer.vocabulary_size(), preset=settings.preset, dropout=settings.dropout,
-                                   **data)
+    if initial is None:
+        model = build_xlnet_pretrainer(tokenizer.vocabulary_size(), preset=settings.preset,
+                                       dropout=settings.dropout, **data)
+    else:
+        model = initial_xlnet_pretrainer(initial, **data)
     return PretrainingJob(family=family.name, tokenizer=tokenizer, train=train,
                           held_out=held_out.take(settings.eval_batches).cache(), model=model, metric="accuracy",
                           objective=family.objective)

@@ -32,6 +32,19 @@ class ElmoBackbone(Backbone):
 
     Padding tokens are all-zero character rows; batches must be right-padded.
 
+    Stateless by default: every call starts both LSTM stacks from zero
+    states, so a sentence's vectors do not depend on what ran before.
+    `stateful=True` reproduces bilm-tf's inference (`BidirectionalLanguageModel`),
+    whose LSTMs carry their states from one batch to the next: each LSTMP
+    layer of each direction keeps (h, c) for `max_batch_size` rows; a batch
+    of B rows starts row b from the state that row b of the previous batch
+    ended with (after its last real token in the forward LM, after its first
+    token in the backward LM, which reads each row reversed) and leaves rows
+    B and beyond as they were. Running the same batch twice therefore gives
+    different vectors, as in bilm-tf; `reset_states()` returns to zeros. The
+    states are not weights: `.keras` files and presets hold the same weights
+    either way and a reloaded model starts from zeros.
+
     Args:
         num_layers: int. LSTM layers per direction (L).
         hidden_dim: int. Token projection and LSTM projection width D.
@@ -46,6 +59,9 @@ class ElmoBackbone(Backbone):
         proj_clip: float or None. LSTM projection clip (3).
         use_residual: bool. Residual connections from layer 2 on.
         dropout: float. Dropout on the LSTM inputs (0.1 when pretraining).
+        stateful: bool. Carry LSTM states across calls, as bilm-tf (see above).
+        max_batch_size: int. Rows of the carried states (stateful only; 128
+            as bilm-tf).
         dtype: Keras dtype policy.
 
     Inputs: dict with `char_ids` int (B, W, max_characters).
@@ -84,6 +100,8 @@ class ElmoBackbone(Backbone):
         proj_clip=3.0,
         use_residual=True,
         dropout=0.0,
+        stateful=False,
+        max_batch_size=128,
         dtype=None,
         **kwargs,
     ):
@@ -109,6 +127,8 @@ class ElmoBackbone(Backbone):
                         cell_clip=cell_clip,
                         proj_clip=proj_clip,
                         go_backwards=direction == "backward",
+                        stateful=stateful,
+                        max_batch_size=max_batch_size,
                         dtype=dtype,
                         name=f"{direction}_lstm_{i}",
                     )
@@ -151,6 +171,11 @@ class ElmoBackbone(Backbone):
         # === Config ===
         self._record_config(locals())
         self.filters = [[int(w), int(n)] for w, n in filters]
+
+    def reset_states(self):
+        """Zeros the carried LSTM states of a stateful backbone (else nothing)."""
+        for layer in self.forward_layers + self.backward_layers:
+            layer.reset_states()
 
 
 def layer_stack(outputs):

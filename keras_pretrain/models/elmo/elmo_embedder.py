@@ -19,6 +19,10 @@ class ElmoEmbedder(keras.layers.Layer):
     Sequences built by `character_ids(..., add_sentence_boundaries=True)`
     keep their `<S>` / `</S>` positions (first and last real token).
 
+    With a stateful backbone (`ElmoBackbone(stateful=True)`, bilm-tf's
+    inference) the LSTM states carry over from one call to the next;
+    `reset_states()` zeros them.
+
     Args:
         backbone: an `ElmoBackbone`.
         trainable_backbone: bool. Whether the biLM weights are trained.
@@ -68,6 +72,10 @@ class ElmoEmbedder(keras.layers.Layer):
             outputs["encoder_outputs"], mask=outputs["padding_mask"]
         )
         return self.mix_dropout(mixed, training=training)
+
+    def reset_states(self):
+        """Zeros the carried LSTM states of a stateful backbone (see `ElmoBackbone`)."""
+        self.backbone.reset_states()
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape[:2]) + (2 * self.backbone.hidden_dim,)

@@ -9,6 +9,8 @@ per-sequence reversal for right-padded batches; keras-hub has no char CNN.
 import keras
 from keras import ops
 
+from keras_pretrain.errors import ConfigError
+
 
 def _clip(x, value):
     if value is None:
@@ -187,7 +189,21 @@ class LSTMP(keras.layers.Layer):
     Python loop on PyTorch). With `go_backwards=True` each row is reversed
     within its own length (from the mask) before the scan and back after, so
     the backward LM starts at each sequence's real end: batches must be
-    right-padded (real tokens first). Outputs at padding positions are 0.
+    right-padded (real tokens first). Outputs at padding positions are 0;
+    the state is held through padding steps (as `tf.nn.dynamic_rnn` with
+    `sequence_length`), so the final state of a row is the one after its
+    last real token (for `go_backwards`: after its first token).
+
+    Stateful mode (`stateful=True`) is bilm-tf's inference
+    (`BidirectionalLanguageModelGraph._build_lstms`): the (h, c) state lives
+    in two non-trainable variables of `max_batch_size` rows (zeros at
+    first); a call on a batch of B rows starts row b from row b of the
+    variables and writes each row's final state back into rows `[:B]`
+    (rows B and beyond keep theirs). Rows of no real token keep their state.
+    `reset_states()` sets them to zeros. The states are run-time state, not
+    weights: they are neither saved nor loaded with the weights (a reloaded
+    model starts from zeros, as a fresh bilm-tf session), so stateful and
+    stateless layers share weight files.
 
     Args:
         units: int. Cell size C.
@@ -196,6 +212,9 @@ class LSTMP(keras.layers.Layer):
         proj_clip: float or None. Clip of the projected output.
         forget_bias: float. Added to the forget gate (1.0 as TF).
         go_backwards: bool. Run right to left within each sequence.
+        stateful: bool. Carry the final states of a call into the next.
+        max_batch_size: int. Rows of the state variables (stateful only;
+            128 as bilm-tf). Larger batches raise a `ConfigError`.
 
     Inputs: (B, W, input_dim) and an optional (B, W) mask.
     Output: (B, W, projection_dim).
@@ -209,6 +228,8 @@ class LSTMP(keras.layers.Layer):
         proj_clip=None,
         forget_bias=1.0,
         go_backwards=False,
+        stateful=False,
+        max_batch_size=128,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -218,6 +239,8 @@ class LSTMP(keras.layers.Layer):
         self.proj_clip = proj_clip
         self.forget_bias = forget_bias
         self.go_backwards = go_backwards
+        self.stateful = stateful
+        self.max_batch_size = max_batch_size
         self.supports_masking = True
 
     def build(self, input_shape):
@@ -239,6 +262,48 @@ class LSTMP(keras.layers.Layer):
             shape=(self.units, self.projection_dim),
             initializer=init,
         )
+        if self.stateful:
+            self.state_h = self.add_weight(
+                name="state_h",
+                shape=(self.max_batch_size, self.projection_dim),
+                initializer="zeros",
+                trainable=False,
+            )
+            self.state_c = self.add_weight(
+                name="state_c",
+                shape=(self.max_batch_size, self.units),
+                initializer="zeros",
+                trainable=False,
+            )
+
+    def _lstm_weights(self):
+        return [self.kernel, self.recurrent_kernel, self.bias, self.projection]
+
+    def reset_states(self):
+        """Sets the carried (h, c) states to zeros (stateful layers)."""
+        if self.stateful and self.built:
+            for variable in (self.state_h, self.state_c):
+                variable.assign(ops.zeros(variable.shape, variable.dtype))
+
+    def _initial_state(self, batch):
+        if not self.stateful:
+            return ops.zeros(
+                (batch, self.projection_dim + self.units), dtype=self.compute_dtype
+            )
+        if isinstance(batch, int) and batch > self.max_batch_size:
+            raise ConfigError(
+                f"{self.name}: a stateful LSTMP keeps states for max_batch_size="
+                f"{self.max_batch_size} rows; got a batch of {batch}."
+            )
+        state = ops.concatenate([self.state_h[:batch], self.state_c[:batch]], axis=-1)
+        return ops.cast(state, self.compute_dtype)
+
+    def _store_state(self, state, batch):
+        """Writes the final states into rows [:batch] of the state variables."""
+        dim = self.projection_dim
+        for variable, value in ((self.state_h, state[:, :dim]), (self.state_c, state[:, dim:])):
+            value = ops.cast(value, variable.dtype)
+            variable.assign(ops.concatenate([value, variable[batch:]], axis=0))
 
     def call(self, inputs, mask=None):
         if mask is None:
@@ -249,17 +314,17 @@ class LSTMP(keras.layers.Layer):
             inputs = reverse_padded(inputs, lengths)
         gates_x = ops.matmul(inputs, self.kernel) + self.bias  # (B, W, 4C)
         gates_x = ops.transpose(gates_x, (1, 0, 2))  # (W, B, 4C)
+        real = ops.transpose(mask)[:, :, None]  # (W, B, 1); padding stays last
         batch = ops.shape(inputs)[0]
         # One carry tensor [h; c] (B, D + C), also the per-step output:
         # Keras' TF `scan` needs outputs shaped like the carry.
-        state0 = ops.zeros(
-            (batch, self.projection_dim + self.units), dtype=self.compute_dtype
-        )
+        state0 = self._initial_state(batch)
         recurrent_kernel = self.recurrent_kernel
         projection = self.projection
         units, dim = self.units, self.projection_dim
 
-        def step(state, gx):
+        def step(state, inputs_t):
+            gx, real_t = inputs_t
             h, c = state[:, :dim], state[:, dim:]
             z = gx + ops.matmul(h, recurrent_kernel)
             i = z[:, :units]
@@ -270,10 +335,13 @@ class LSTMP(keras.layers.Layer):
             c = _clip(c, self.cell_clip)
             h = ops.matmul(ops.sigmoid(o) * ops.tanh(c), projection)
             h = _clip(h, self.proj_clip)
-            state = ops.concatenate([h, c], axis=-1)
+            # Padding steps hold the state (the final state is the last real one).
+            state = ops.where(real_t, ops.concatenate([h, c], axis=-1), state)
             return state, state
 
-        _, states = ops.scan(step, state0, gates_x)
+        final, states = ops.scan(step, state0, (gates_x, real))
+        if self.stateful:
+            self._store_state(final, batch)
         outputs = states[:, :, :dim]  # (W, B, D)
         outputs = ops.transpose(outputs, (1, 0, 2))  # (B, W, D)
         if self.go_backwards:
@@ -298,9 +366,26 @@ class LSTMP(keras.layers.Layer):
                 "proj_clip": self.proj_clip,
                 "forget_bias": self.forget_bias,
                 "go_backwards": self.go_backwards,
+                "stateful": self.stateful,
+                "max_batch_size": self.max_batch_size,
             }
         )
         return config
+
+    def save_own_variables(self, store):
+        # The four weights only: the carried states are not saved (see above).
+        for i, variable in enumerate(self._lstm_weights()):
+            store[f"{i}"] = variable
+
+    def load_own_variables(self, store):
+        parameters = self._lstm_weights()
+        if len(store.keys()) != len(parameters):
+            raise ValueError(
+                f"{self.name}: expected {len(parameters)} saved weights (kernel, "
+                f"recurrent_kernel, bias, projection); found {len(store.keys())}."
+            )
+        for i, variable in enumerate(parameters):
+            variable.assign(store[f"{i}"])
 
 
 @keras.saving.register_keras_serializable(package="keras_pretrain")

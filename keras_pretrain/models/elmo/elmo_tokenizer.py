@@ -52,6 +52,10 @@ PAD_CHAR = 261
 
 BOS_TOKEN = "<S>"
 EOS_TOKEN = "</S>"
+# The word vocabularies of the biLM's softmax: id 0 pads (never a target), then the sentence marks and <UNK>.
+PAD_TOKEN = "<pad>"
+UNK_TOKEN = "<UNK>"
+SPECIAL_TOKENS = [PAD_TOKEN, BOS_TOKEN, EOS_TOKEN, UNK_TOKEN]
 _SPECIAL_WORDS = {BOS_TOKEN.encode(): BOS_CHAR, EOS_TOKEN.encode(): EOS_CHAR}
 
 _WORD = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]|[^\W\u3400-\u9fff\uf900-\ufaff]+|[^\w\s]")

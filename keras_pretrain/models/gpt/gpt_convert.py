@@ -1,19 +1,39 @@
-"""Weight-name map for GPT-1: the Hugging Face `openai-gpt` layout -> ours.
+"""Weight-name maps for GPT-1: OpenAI's original release and the Hugging Face layout -> ours.
 
-HF names: `tokens_embed`, `positions_embed`, `h.{i}.attn.c_attn` (q, k, v
-stacked on the output axis), `h.{i}.attn.c_proj`, `h.{i}.ln_1`,
-`h.{i}.mlp.c_fc`, `h.{i}.mlp.c_proj`, `h.{i}.ln_2`, with a `transformer.`
-prefix inside the LM / double-heads models. These are `Conv1D` layers whose
-weight is already [in, out] (the layout of a Keras `Dense` kernel): they are
-NOT transposed, unlike PyTorch `Linear` weights.
+Hugging Face `openai-gpt` names: `tokens_embed`, `positions_embed`,
+`h.{i}.attn.c_attn` (q, k, v stacked on the output axis), `h.{i}.attn.c_proj`,
+`h.{i}.ln_1`, `h.{i}.mlp.c_fc`, `h.{i}.mlp.c_proj`, `h.{i}.ln_2`, with a
+`transformer.` prefix inside the LM / double-heads models. These are `Conv1D`
+layers whose weight is already [in, out] (the layout of a Keras `Dense`
+kernel): they are NOT transposed, unlike PyTorch `Linear` weights.
+
+OpenAI's release (github.com/openai/finetune-transformer-lm, folder `model/`)
+stores no names: `params_shapes.json` lists the shapes and `params_0.npy` ...
+`params_9.npy` hold one flat float32 array cut in ten. Concatenated and split
+at the shapes' cumulative sizes it gives, in order, the position table
+[n_ctx, d], the token table [V, d], then for each block `model/h{i}/` the 12
+arrays `attn/c_attn/w` [1, d, 3d], `attn/c_attn/b`, `attn/c_proj/w` [1, d, d],
+`attn/c_proj/b`, `ln_1/g`, `ln_1/b`, `mlp/c_fc/w` [1, d, 4d], `mlp/c_fc/b`,
+`mlp/c_proj/w` [1, 4d, d], `mlp/c_proj/b`, `ln_2/g`, `ln_2/b` (the order of the
+original `train.py` graph's trainable variables). The `w` are the same
+`Conv1D` weights as Hugging Face's with a leading axis of 1: both layouts
+share one placing function (`load_decoder_block`), with their own names.
 """
 
+import glob
+import json
 import os
+import tempfile
+
+import numpy as np
 
 from keras_pretrain.checkpoints.huggingface import read_json
 from keras_pretrain.checkpoints.huggingface import require
 from keras_pretrain.checkpoints.names import HF
+from keras_pretrain.checkpoints.names import find_file
 from keras_pretrain.checkpoints.names import hf_prefix as model_prefix
+from keras_pretrain.checkpoints.weights import WeightLoader
+from keras_pretrain.errors import CheckpointFormatError
 from keras_pretrain.errors import ConfigError
 from keras_pretrain.layers.activations import translate_activation
 from keras_pretrain.models import conversion
@@ -56,22 +76,51 @@ def _split(part, hidden_dim):
     return lambda w: w[..., part * hidden_dim : (part + 1) * hidden_dim]
 
 
-def load_decoder_block(loader, layer, p, hidden_dim):
-    """keras-hub `TransformerDecoder` (no cross-attention) from `h.{i}.`."""
+# The parts of one GPT-1 block, by their relative names in both layouts.
+BLOCK_PARTS = ("attn/c_attn", "attn/c_proj", "ln_1", "mlp/c_fc", "mlp/c_proj", "ln_2")
+
+
+def hf_block_names(prefix):
+    """{part: (weight name, bias name)} of the HF block under `prefix` (`h.3.`)."""
+    return {part: HF.dense(prefix, part) for part in BLOCK_PARTS}
+
+
+def openai_block_names(prefix):
+    """{part: (w or g name, b name)} of the original block under `prefix` (`model/h3/`)."""
+    return {
+        part: (prefix + part + ("/g" if part.startswith("ln") else "/w"), prefix + part + "/b")
+        for part in BLOCK_PARTS
+    }
+
+
+def load_decoder_block(loader, layer, names, hidden_dim, kernel=None):
+    """keras-hub `TransformerDecoder` (no cross-attention) from one GPT-1 block.
+
+    Args:
+        loader: the `WeightLoader`.
+        layer: the decoder block.
+        names: {part: (weight, bias) names} for `BLOCK_PARTS`
+            (`hf_block_names` or `openai_block_names`).
+        hidden_dim: the model width (to split the stacked q, k, v).
+        kernel: the transform of the dense weights into [in, out] (None:
+            already so, as HF `Conv1D` weights are).
+    """
+    as_kernel = kernel or (lambda w: w)
     attention = layer._self_attention_layer
+    weight, bias = names["attn/c_attn"]
     for part, dense in enumerate(
         (attention._query_dense, attention._key_dense, attention._value_dense)
     ):
-        loader.assign(dense.kernel, p + "attn.c_attn.weight", _split(part, hidden_dim), reshape=True)
-        loader.assign(dense.bias, p + "attn.c_attn.bias", _split(part, hidden_dim), reshape=True)
-    out = attention._output_dense
-    loader.assign(out.kernel, p + "attn.c_proj.weight", reshape=True)
-    loader.assign(out.bias, p + "attn.c_proj.bias")
-    # Conv1D weights are already [in, out]: no transform.
-    load_layer_norm(loader, layer._self_attention_layer_norm, *HF.dense(p, "ln_1"))
-    load_dense(loader, layer._feedforward_intermediate_dense, *HF.dense(p, "mlp/c_fc"))
-    load_dense(loader, layer._feedforward_output_dense, *HF.dense(p, "mlp/c_proj"))
-    load_layer_norm(loader, layer._feedforward_layer_norm, *HF.dense(p, "ln_2"))
+        split = _split(part, hidden_dim)
+        loader.assign(dense.kernel, weight, lambda w, split=split: split(as_kernel(w)), reshape=True)
+        loader.assign(dense.bias, bias, split, reshape=True)
+    weight, bias = names["attn/c_proj"]
+    loader.assign(attention._output_dense.kernel, weight, kernel, reshape=True)
+    loader.assign(attention._output_dense.bias, bias)
+    load_layer_norm(loader, layer._self_attention_layer_norm, *names["ln_1"])
+    load_dense(loader, layer._feedforward_intermediate_dense, *names["mlp/c_fc"], kernel)
+    load_dense(loader, layer._feedforward_output_dense, *names["mlp/c_proj"], kernel)
+    load_layer_norm(loader, layer._feedforward_layer_norm, *names["ln_2"])
 
 
 def hf_prefix(loader):
@@ -86,7 +135,7 @@ def load_hf_backbone(backbone, loader):
     loader.assign(backbone.token_embedding.embeddings, tokens)
     loader.assign(backbone.position_embedding.position_embeddings, p + "positions_embed.weight")
     for i, layer in enumerate(backbone.transformer_layers):
-        load_decoder_block(loader, layer, f"{p}h.{i}.", backbone.hidden_dim)
+        load_decoder_block(loader, layer, hf_block_names(f"{p}h.{i}."), backbone.hidden_dim)
 
 
 def load_hf_classifier(classifier, loader):
@@ -172,3 +221,250 @@ def convert_huggingface_double_heads(folder, lm_weight=0.5):
     load_hf_classifier(classifier, loader)
     loader.finish()
     return classifier, hf_tokenizer(folder)
+
+
+# --- OpenAI's original release (finetune-transformer-lm `model/`) -----------
+
+SHAPES_FILE = "params_shapes.json"
+PARAMS_FILES = tuple(f"params_{k}.npy" for k in range(10))
+ENCODER_FILE = "encoder_bpe_40000.json"
+MERGES_FILE = "vocab_40000.bpe"
+
+# The release's arrays in their order: the two halves of the original
+# `model/we` table (stored apart, positions first), then 12 per `model/h{i}/`.
+OPENAI_EMBEDDINGS = ("model/we/positions", "model/we/tokens")
+OPENAI_BLOCK = (
+    "attn/c_attn/w", "attn/c_attn/b", "attn/c_proj/w", "attn/c_proj/b", "ln_1/g", "ln_1/b",
+    "mlp/c_fc/w", "mlp/c_fc/b", "mlp/c_proj/w", "mlp/c_proj/b", "ln_2/g", "ln_2/b",
+)
+
+
+def openai_names(num_layers):
+    """The names of the release's arrays, in the order they are stored."""
+    blocks = [f"model/h{i}/{name}" for i in range(num_layers) for name in OPENAI_BLOCK]
+    return list(OPENAI_EMBEDDINGS) + blocks
+
+
+def conv1d_kernel(w):
+    """An original `Conv1D` weight [1, in, out] -> [in, out] (anything else unchanged)."""
+    return w[0] if w.ndim == 3 and w.shape[0] == 1 else w
+
+
+def is_openai_release(folder):
+    """Whether `folder` (or its `model/`) holds `params_shapes.json`."""
+    folder = os.fspath(folder)
+    return any(os.path.isfile(os.path.join(folder, *sub, SHAPES_FILE)) for sub in ((), ("model",)))
+
+
+def find_release(root, source=None):
+    """The folder holding `params_shapes.json`: `root`, or up to two levels below it."""
+    for pattern in ("", "model", "*", os.path.join("*", "*")):
+        found = sorted(glob.glob(os.path.join(glob.escape(root), pattern, SHAPES_FILE)))
+        if found:
+            return os.path.dirname(found[0])
+    raise CheckpointFormatError(
+        f"{source or root}: no {SHAPES_FILE} found; an OpenAI GPT-1 release folder (`model/`) holds it "
+        "with params_0.npy ... params_9.npy."
+    )
+
+
+def read_shapes(path):
+    """The list of shapes in `params_shapes.json` (CheckpointFormatError naming it)."""
+    if not os.path.isfile(path):
+        raise CheckpointFormatError(f"{path}: file not found.")
+    try:
+        with open(path, encoding="utf-8") as f:
+            shapes = json.load(f)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise CheckpointFormatError(f"{path}: not valid JSON ({e}).") from None
+    valid = isinstance(shapes, list) and all(
+        isinstance(s, list) and all(isinstance(n, int) and n >= 0 for n in s) for s in shapes
+    )
+    if not valid or len(shapes) < 3:
+        raise CheckpointFormatError(
+            f"{path}: expected a JSON list of at least 3 shapes (lists of sizes), the position and "
+            "token tables then 12 arrays per block, e.g. [[512, 768], [40478, 768], [1, 768, 2304], ...]."
+        )
+    return shapes
+
+
+def read_params(folder):
+    """`params_0.npy` ... `params_9.npy` of `folder` as one flat array."""
+    parts = []
+    for name in PARAMS_FILES:
+        path = os.path.join(folder, name)
+        if not os.path.isfile(path):
+            raise CheckpointFormatError(
+                f"{path}: file not found; the release holds ten files params_0.npy ... params_9.npy."
+            )
+        try:
+            parts.append(np.load(path).reshape(-1))
+        except (ValueError, OSError, EOFError) as e:
+            raise CheckpointFormatError(
+                f"{path}: truncated or not a NumPy .npy array ({e}). Download it again."
+            ) from None
+    return np.concatenate(parts)
+
+
+def read_openai_arrays(folder, shapes, num_layers):
+    """{name: array} of the release in `folder` (its shapes already read)."""
+    flat = read_params(folder)
+    sizes = [int(np.prod(shape)) for shape in shapes]
+    if flat.size != sum(sizes):
+        raise CheckpointFormatError(
+            f"{folder}: params_0.npy ... params_9.npy hold {flat.size:,} values but the {len(shapes)} "
+            f"shapes of {SHAPES_FILE} need {sum(sizes):,}; a file is truncated or from another release."
+        )
+    arrays = np.split(flat, np.cumsum(sizes)[:-1])
+    arrays = [array.reshape(shape) for array, shape in zip(arrays, shapes)]
+    return dict(zip(openai_names(num_layers), arrays))
+
+
+def openai_config(shapes, source, num_heads, activation, layer_norm_epsilon):
+    """`GPTBackbone` kwargs read from the release's shapes (`num_heads` is not stored in it)."""
+    positions, tokens = shapes[0], shapes[1]
+    if len(positions) != 2 or len(tokens) != 2 or positions[1] != tokens[1]:
+        raise CheckpointFormatError(
+            f"{source}: the first two shapes must be the position and token tables [rows, width] of "
+            f"one width; found {positions} and {tokens}."
+        )
+    hidden_dim = tokens[1]
+    if hidden_dim % num_heads:
+        raise ConfigError(
+            f"{source}: the width {hidden_dim} is not divisible by num_heads={num_heads} (the release "
+            "does not store the number of heads; the published GPT-1 has 12)."
+        )
+    fc_bias = shapes[2 + OPENAI_BLOCK.index("mlp/c_fc/b")] if len(shapes) > 9 else []
+    return {
+        "vocabulary_size": tokens[0],
+        "num_layers": -(-(len(shapes) - 2) // 12),  # a short list: the last block incomplete
+        "num_heads": num_heads,
+        "hidden_dim": hidden_dim,
+        "intermediate_dim": fc_bias[-1] if fc_bias else 4 * hidden_dim,
+        "max_sequence_length": positions[0],
+        "activation": activation,
+        "layer_norm_epsilon": layer_norm_epsilon,
+    }
+
+
+def load_openai_backbone(backbone, loader):
+    loader.assign(backbone.token_embedding.embeddings, "model/we/tokens")
+    loader.assign(backbone.position_embedding.position_embeddings, "model/we/positions")
+    for i, layer in enumerate(backbone.transformer_layers):
+        names = openai_block_names(f"model/h{i}/")
+        load_decoder_block(loader, layer, names, backbone.hidden_dim, conv1d_kernel)
+
+
+def openai_tokenizer(folder):
+    """Our `GPTTokenizer` from `encoder_bpe_40000.json` + `vocab_40000.bpe`, or None when absent.
+
+    The unknown token is "<unk>" when the vocabulary holds it, else the
+    token of id 0: the original `text_utils.py` encodes unknown pieces as 0.
+    """
+    from keras_pretrain.models.gpt.gpt_tokenizer import GPTTokenizer
+
+    encoder = find_file(folder, ENCODER_FILE, "vocab.json")
+    merges = find_file(folder, MERGES_FILE, "merges.txt")
+    if encoder is None or merges is None:
+        print(f"{folder}: no {ENCODER_FILE} + {MERGES_FILE}; no tokenizer.")
+        return None
+    try:
+        with open(encoder, encoding="utf-8") as f:
+            vocabulary = json.load(f)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise ConfigError(f"{encoder}: not valid JSON ({e}).") from None
+    if not isinstance(vocabulary, dict) or not vocabulary:
+        raise ConfigError(f"{encoder}: expected a JSON object token -> id.")
+    unk = "<unk>"
+    if unk not in vocabulary:
+        unk = min(vocabulary, key=vocabulary.get)
+        print(f"{encoder}: no '<unk>'; unknown pieces get id {vocabulary[unk]} ({unk!r}), as in the original.")
+    return GPTTokenizer(vocabulary, merges, unk_token=unk)
+
+
+def _convert_openai(folder, pretrainer, num_heads, activation, layer_norm_epsilon):
+    from keras_pretrain.models.gpt.gpt_backbone import GPTBackbone
+    from keras_pretrain.models.gpt.gpt_causal_lm import GPTCausalLM
+
+    shapes_path = os.path.join(folder, SHAPES_FILE)
+    shapes = read_shapes(shapes_path)
+    kwargs = openai_config(shapes, shapes_path, num_heads, activation, layer_norm_epsilon)
+    num_layers = kwargs["num_layers"]
+    loader = WeightLoader.from_dict(read_openai_arrays(folder, shapes, num_layers), shapes_path)
+    if len(shapes) != 2 + 12 * num_layers:
+        loader.problems.append(
+            f"{len(shapes)} arrays listed, not 2 + 12 x layers: read as {num_layers} layers, "
+            f"{2 + 12 * num_layers - len(shapes)} array(s) short (an array absent from the middle "
+            "shifts the ones after it, which then show as mis-shaped)"
+        )
+    model = conversion.build_and_load(
+        GPTBackbone, GPTCausalLM, kwargs, loader, pretrainer, load_openai_backbone
+    )
+    loader.finish()
+    print(
+        f"{folder}: GPT-1 release, {num_layers} layers, width {kwargs['hidden_dim']}, "
+        f"{kwargs['vocabulary_size']} tokens, {kwargs['max_sequence_length']} positions, "
+        f"num_heads={num_heads} (not stored in the release)."
+    )
+    return model, openai_tokenizer(folder)
+
+
+def convert_openai(path, pretrainer=False, num_heads=12, activation="gelu_approximate",
+                   layer_norm_epsilon=1e-5, extract_to=None, max_extract_bytes=None):
+    """GPT-1 from OpenAI's release (github.com/openai/finetune-transformer-lm, `model/`).
+
+    Reads `params_shapes.json` and `params_0.npy` ... `params_9.npy` (see
+    the module docstring for the order) and the BPE files
+    `encoder_bpe_40000.json` (token -> id) and `vocab_40000.bpe` (merges).
+    The result equals the Hugging Face conversion of the same release
+    (`openai-gpt`, transformers' `load_tf_weights_in_openai_gpt`): the
+    token table [V, d] and the full position table (512 rows) are kept
+    apart. The original fine-tuning code instead cut the positions to its
+    context length `n_ctx` and joined [tokens; `n_special` new random rows;
+    positions] into one table; add such special tokens afterwards with
+    `keras_pretrain.models.gpt.expand_vocabulary`.
+
+    Args:
+        path: the `model/` folder, a folder holding it (up to two levels
+            down), its `params_shapes.json`, or an archive of the release
+            (`.zip`, `.tar.gz`; extracted safely).
+        pretrainer: return a `GPTCausalLM` (tied LM head) instead of the
+            backbone.
+        num_heads: attention heads, not stored in the release (12 in the
+            published GPT-1).
+        activation: the feed-forward activation (the original `gelu` is the
+            tanh form, `"gelu_approximate"`).
+        layer_norm_epsilon: LayerNorm epsilon (1e-5 in the original code).
+        extract_to: folder to extract an archive into (default: a temporary
+            folder removed afterwards).
+        max_extract_bytes: the most bytes an archive may expand to (see
+            `keras_pretrain.checkpoints.archives`).
+
+    Returns:
+        `(GPTBackbone or GPTCausalLM, GPTTokenizer or None)`: no tokenizer
+        when the BPE files are absent.
+
+    Raises:
+        CheckpointFormatError: naming the file: a missing or truncated
+            `params_k.npy`, values that do not fill the shapes, or (all at
+            once) every missing and mis-shaped array.
+    """
+    from keras_pretrain.checkpoints.archives import is_archive
+    from keras_pretrain.checkpoints.archives import safe_extract
+
+    path = os.fspath(path)
+    options = (pretrainer, num_heads, activation, layer_norm_epsilon)
+    if os.path.isdir(path):
+        return _convert_openai(find_release(path), *options)
+    if os.path.basename(path) == SHAPES_FILE and os.path.isfile(path):
+        return _convert_openai(os.path.dirname(path) or ".", *options)
+    if is_archive(path):
+        if extract_to is not None:
+            safe_extract(path, extract_to, max_extract_bytes=max_extract_bytes)
+            return _convert_openai(find_release(extract_to, path), *options)
+        with tempfile.TemporaryDirectory(prefix="gpt_release_") as tmp:
+            safe_extract(path, tmp, max_extract_bytes=max_extract_bytes)
+            return _convert_openai(find_release(tmp, path), *options)
+    if os.path.exists(path):
+        raise CheckpointFormatError(f"{path}: not a GPT-1 release folder, {SHAPES_FILE} or archive.")
+    raise CheckpointFormatError(f"{path}: no such file or folder.")

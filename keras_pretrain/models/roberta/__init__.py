@@ -5,6 +5,7 @@ from keras_pretrain.models.roberta.roberta_backbone import RobertaBackbone
 from keras_pretrain.models.roberta.roberta_classifier import RobertaClassifier
 from keras_pretrain.models.roberta.roberta_presets import backbone_presets
 from keras_pretrain.models.roberta.roberta_pretrainer import RobertaPretrainer
+from keras_pretrain.models.roberta.roberta_tokenizer import FairseqRobertaTokenizer  # noqa: F401
 from keras_pretrain.models.roberta.roberta_tokenizer import RobertaTokenizer
 
 RobertaBackbone.preset_configs = backbone_presets
