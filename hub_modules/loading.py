@@ -159,7 +159,10 @@ def load(path, trainable=True, savedmodel=False, trainable_backbone=None):
     """A module's encoder as a Keras layer usable in `model.fit`.
 
     Args:
-        path: a module folder or a registry handle.
+        path: a module folder or a registry handle; or a published release in
+            any format `keras_pretrain.convert.load` reads (converted on the
+            fly, family and format printed; save it with `hub_modules.export`
+            to keep the module).
         trainable: bool.
         savedmodel: on the TensorFlow backend, wrap the `encoder/` SavedModel
             (`keras.layers.TFSMLayer`, endpoint `serve`) instead of
@@ -169,7 +172,12 @@ def load(path, trainable=True, savedmodel=False, trainable_backbone=None):
         trainable_backbone: bool or None. Train the backbone's weights
             (None: yes, except ELMo, where only the mix trains as in TF-Hub).
     """
-    path, metadata = read_metadata(path)
+    release = None if savedmodel else _release(path)
+    if release is not None:
+        backbone = getattr(release, "backbone", release)
+        metadata = {"contract": families.family_of(backbone).contract, "family": families.family_of(backbone).name}
+    else:
+        path, metadata = read_metadata(path)
     contract = metadata["contract"]
     if savedmodel:
         if keras.config.backend() != "tensorflow":
@@ -189,7 +197,7 @@ def load(path, trainable=True, savedmodel=False, trainable_backbone=None):
             raise CheckpointFormatError(
                 f"{folder}: unreadable SavedModel ({type(e).__name__}: {str(e)[:300]})."
             ) from None
-    model = load_model(path, metadata)
+    model = release if release is not None else load_model(path, metadata)
     backbone = getattr(model, "backbone", model)
     if trainable_backbone is None:
         trainable_backbone = contract != "elmo"
@@ -204,6 +212,21 @@ def load(path, trainable=True, savedmodel=False, trainable_backbone=None):
     if not (trainable and trainable_backbone):
         backbone.trainable = False
     return layer
+
+
+def _release(path):
+    """The backbone of a published release at `path` (not a module folder), or None."""
+    from keras_pretrain import convert
+    from keras_pretrain.checkpoints.formats import detect
+
+    path = os.fspath(path)
+    if not os.path.exists(path) or os.path.exists(os.path.join(path, "metadata.json")):
+        return None
+    try:
+        detect(path)
+    except CheckpointFormatError:
+        return None  # read_metadata says what is wrong with the module folder
+    return convert.load(path)[0]
 
 
 def load_model(path, metadata=None):

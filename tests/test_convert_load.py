@@ -240,3 +240,20 @@ def test_load_detects_every_release_format(family, tmp_path, capsys):
     model, tokenizer = convert.load(path, pretrainer=True, **options)
     assert type(model).__name__ == pretrainer and tokenizer is not None
     assert f"loading {path}: {family}," in capsys.readouterr().out
+
+
+def test_hub_modules_load_takes_a_release(bert_release, capsys):
+    import hub_modules
+
+    layer = hub_modules.load(bert_release)
+    assert "bert, original TF1 checkpoint" in capsys.readouterr().out
+    backbone, _ = convert.load(bert_release)
+    ids, mask = np.array([[2, 5, 6, 3, 0]], "int32"), np.array([[1, 1, 1, 1, 0]], "int32")
+    outputs = layer({"input_word_ids": ids, "input_mask": mask, "input_type_ids": np.zeros_like(ids)})
+    expected = backbone({"token_ids": ids, "padding_mask": mask, "segment_ids": np.zeros_like(ids)})
+    np.testing.assert_allclose(np.asarray(outputs["sequence_output"]), np.asarray(expected["sequence_output"]),
+                               atol=1e-6)
+    with pytest.raises(CheckpointFormatError, match="metadata.json missing"):  # an interrupted export
+        os.makedirs(os.path.join(os.path.dirname(bert_release), "half"), exist_ok=True)
+        touch(os.path.join(os.path.dirname(bert_release), "half"), "model.keras")
+        hub_modules.load(os.path.join(os.path.dirname(bert_release), "half"))

@@ -149,6 +149,7 @@ def workdir(tmp_path_factory):
                       work / "pretraining_output" / name.replace("bert_model.ckpt", "model.ckpt-1000"))
     if os.path.exists(work / "pretraining_output" / "checkpoint"):
         os.remove(work / "pretraining_output" / "checkpoint")
+    write_original_releases(work, tmp_path_factory)
     tarball, _ = build_albert_archive(str(tmp_path_factory.mktemp("albert")))
     shutil.copy(tarball, work / "albert_base_v2.tar.gz")
     cache = work / "cache"
@@ -162,6 +163,22 @@ def workdir(tmp_path_factory):
     export_serving(classifier, str(work / "my_classifier" / "classifier" / "1"),
                    tokenizer=BertTokenizer(vocabulary=WORDPIECE, lowercase=True), seq_length=16)
     return work
+
+
+def write_original_releases(work, tmp_path_factory):
+    """Tiny stand-ins of the XLNet zip, fairseq's roberta.base, OpenAI's model/ and bilm-tf's ELMo files."""
+    from tests.models.elmo import make_bilm_release
+    from tests.models.gpt import make_openai_release
+    from tests.models.roberta import make_fairseq_release
+    from tests.models.xlnet import make_tf1_release
+
+    xlnet = make_tf1_release.build(str(tmp_path_factory.mktemp("xlnet")), archive=True)
+    shutil.copy(xlnet.archive, work / "xlnet_cased_L-12_H-768_A-12.zip")
+    make_fairseq_release.build(str(work))  # roberta.base/ with GPT-2's encoder.json + vocab.bpe beside model.pt
+    make_openai_release.build(str(work), d=24)  # model/; 24 divides by the published 12 heads
+    elmo = make_bilm_release.build(str(tmp_path_factory.mktemp("elmo")))
+    for kind, ext in (("options", "json"), ("weights", "hdf5")):
+        shutil.copy(elmo[kind], work / f"elmo_2x4096_512_2048cnn_2xhighway_{kind}.{ext}")
 
 
 def run(args, work, timeout=2400):

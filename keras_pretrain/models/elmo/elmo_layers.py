@@ -314,7 +314,9 @@ class LSTMP(keras.layers.Layer):
             inputs = reverse_padded(inputs, lengths)
         gates_x = ops.matmul(inputs, self.kernel) + self.bias  # (B, W, 4C)
         gates_x = ops.transpose(gates_x, (1, 0, 2))  # (W, B, 4C)
-        real = ops.transpose(mask)[:, :, None]  # (W, B, 1); padding stays last
+        # The mask rides along as one more column: Keras' TF `scan` takes one tensor of unknown length.
+        real = ops.cast(ops.transpose(mask)[:, :, None], gates_x.dtype)  # (W, B, 1); padding stays last
+        steps = ops.concatenate([gates_x, real], axis=-1)  # (W, B, 4C + 1)
         batch = ops.shape(inputs)[0]
         # One carry tensor [h; c] (B, D + C), also the per-step output:
         # Keras' TF `scan` needs outputs shaped like the carry.
@@ -324,7 +326,7 @@ class LSTMP(keras.layers.Layer):
         units, dim = self.units, self.projection_dim
 
         def step(state, inputs_t):
-            gx, real_t = inputs_t
+            gx, real_t = inputs_t[:, :-1], inputs_t[:, -1:] > 0.5
             h, c = state[:, :dim], state[:, dim:]
             z = gx + ops.matmul(h, recurrent_kernel)
             i = z[:, :units]
@@ -339,7 +341,7 @@ class LSTMP(keras.layers.Layer):
             state = ops.where(real_t, ops.concatenate([h, c], axis=-1), state)
             return state, state
 
-        final, states = ops.scan(step, state0, (gates_x, real))
+        final, states = ops.scan(step, state0, steps)
         if self.stateful:
             self._store_state(final, batch)
         outputs = states[:, :, :dim]  # (W, B, D)
