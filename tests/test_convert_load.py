@@ -257,3 +257,31 @@ def test_hub_modules_load_takes_a_release(bert_release, capsys):
         os.makedirs(os.path.join(os.path.dirname(bert_release), "half"), exist_ok=True)
         touch(os.path.join(os.path.dirname(bert_release), "half"), "model.keras")
         hub_modules.load(os.path.join(os.path.dirname(bert_release), "half"))
+
+
+@pytest.mark.parametrize("family", ["roberta", "xlnet", "elmo"])
+def test_pretraining_job_from_every_kind_of_release(family, tmp_path):
+    """`--init` builds each objective's job from the release: its tokenizer feeds the data, its weights the
+    model (XLNet with training memories, ELMo with a new softmax over the corpus' words), and one step runs."""
+    import keras
+
+    from keras_pretrain.pretraining import PretrainingSettings
+    from keras_pretrain.pretraining import build_job
+    from tests.recipes.test_pretrain_recipe import CORPUS
+
+    make, _, _ = RELEASES[family]
+    path, _ = make(str(tmp_path / "release"))
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(CORPUS * 3, encoding="utf-8")
+    settings = PretrainingSettings(init=path, seq_length=12, batch_size=2, max_predictions=2, eval_batches=1,
+                                   vocab_size=50)
+    job = build_job(family, [str(corpus)], settings)
+    reference, _ = convert.load(path)
+    backbone = job.model.backbone
+    for a, b in zip(backbone.trainable_weights, reference.trainable_weights):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    if family == "xlnet":
+        assert backbone.mem_len == 12 and backbone.reuse_len == 6
+    job.model.compile(optimizer=keras.optimizers.Adam(1e-3))
+    history = job.model.fit(job.train.take(1), verbose=0)
+    assert np.isfinite(history.history["loss"][-1])
