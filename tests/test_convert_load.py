@@ -11,6 +11,7 @@ import pytest
 from keras_pretrain import convert
 from keras_pretrain.checkpoints.formats import detect
 from keras_pretrain.errors import CheckpointFormatError
+from keras_pretrain.errors import ConfigError
 from tests.testing import write_tf1_checkpoint
 
 pytestmark = pytest.mark.tf_only  # file-name and checkpoint-index reading; the converters test every backend
@@ -285,3 +286,24 @@ def test_pretraining_job_from_every_kind_of_release(family, tmp_path):
     job.model.compile(optimizer=keras.optimizers.Adam(1e-3))
     history = job.model.fit(job.train.take(1), verbose=0)
     assert np.isfinite(history.history["loss"][-1])
+
+
+def test_init_from_a_bare_encoder_adds_new_heads(tmp_path, capsys):
+    """A Hugging Face `BertModel` folder has no pretraining heads: `--init` keeps its encoder, says so, and
+    builds new heads."""
+    from keras_pretrain.pretraining import PretrainingSettings
+    from keras_pretrain.pretraining import initial_model
+    from tests.models.bert.test_bert_parity import VOCAB
+    from tests.models.bert.test_bert_parity import hf_config
+
+    folder = tmp_path / "bert-base"
+    transformers.BertModel(hf_config("gelu")).save_pretrained(str(folder))
+    (folder / "vocab.txt").write_text("\n".join(VOCAB) + "\n")
+    model, tokenizer = initial_model("bert", PretrainingSettings(init=str(folder), seq_length=8))
+    out = capsys.readouterr().out
+    assert "bert, Hugging Face folder" in out and "no pretraining heads to load" in out
+    assert type(model).__name__ == "BertBackbone" and tokenizer is not None
+    with pytest.raises(ConfigError, match="exceeds the .* positions of --init"):
+        initial_model("bert", PretrainingSettings(init=str(folder), seq_length=10_000))
+    with pytest.raises(ConfigError, match="holds a bert model .*, not xlnet"):
+        initial_model("xlnet", PretrainingSettings(init=str(folder)))
