@@ -124,14 +124,17 @@ def load_release(parser, source, lowercase=None):
     from keras_pretrain.errors import CheckpointFormatError
     from keras_pretrain.errors import ConfigError
 
+    from keras_pretrain.checkpoints.formats import detect
+
     try:
+        family = detect(source).family
+        if lowercase is not None and not (families.get(family).casing and families.get(family).vocabulary != "words"):
+            parser.error(f"--from: --lowercase does not apply to {source!r} (its {family} tokenizer has no "
+                         "casing option)")
         model, tokenizer = convert.load(source, **({} if lowercase is None else {"lowercase": lowercase}))
     except (CheckpointFormatError, ConfigError) as e:
         parser.error(f"--from: {source!r} is not a pretraining run (pretrainer.keras), a module folder "
                      f"(metadata.json) or a release keras_pretrain.convert.load reads: {e}")
-    except TypeError:  # the format has no casing option (byte-level BPE, ELMo's characters)
-        parser.error(f"--from: --lowercase does not apply to {source!r} (its tokenizer has no casing option)")
-    family = families.family_of(model).name
     if families.get(family).vocabulary == "words":
         tokenizer = None  # ELMo reads characters: words are split in `encode`
     elif tokenizer is None:

@@ -206,3 +206,16 @@ def safe_extract(archive, folder, max_extract_bytes=None):
             "Download it again."
         ) from None
     return [m.name for m in members]
+
+
+def member_names(path):
+    """The file names inside an archive, read from its index (nothing extracted); CheckpointFormatError
+    naming the archive when it cannot be read."""
+    try:
+        if zipfile.is_zipfile(path):
+            with zipfile.ZipFile(path) as archive:
+                return archive.namelist()
+        with tarfile.open(path) as archive:
+            return [member.name for member in archive]
+    except _READ_ERRORS as e:
+        raise CheckpointFormatError(f"{path}: unreadable archive ({type(e).__name__}: {e}).") from None

@@ -23,10 +23,9 @@ import fnmatch
 import glob
 import json
 import os
-import tarfile
-import zipfile
 
 from keras_pretrain import families
+from keras_pretrain.checkpoints.archives import member_names
 from keras_pretrain.errors import CheckpointFormatError
 
 # The format names, for messages.
@@ -87,18 +86,6 @@ def _checkpoint_names(prefix, source):
         ) from None
 
 
-def _member_names(path):
-    """The file names inside an archive (read from its index, nothing extracted)."""
-    try:
-        if zipfile.is_zipfile(path):
-            with zipfile.ZipFile(path) as archive:
-                return archive.namelist()
-        with tarfile.open(path) as archive:
-            return [member.name for member in archive]
-    except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError) as e:
-        raise CheckpointFormatError(f"{path}: unreadable archive ({type(e).__name__}: {e}).") from None
-
-
 def _by_names(path, names, read_json=None, checkpoint_names=None):
     """The `Source` of a set of relative file names, or None.
 
@@ -131,7 +118,7 @@ def _by_names(path, names, read_json=None, checkpoint_names=None):
             family = "albert" if has("*.model") or has("vocab*.txt") else "elmo"
         return found(family, "tf1_hub" if family == "elmo" else "tf1", has("tfhub_module.pb")[0],
                      "tfhub_module.pb (TF1 hub module)")
-    options = [n for n in has("*options*.json")]
+    options = has("*options*.json")
     if options and has("*.hdf5"):
         return found("elmo", "bilm", options[0], f"{base[options[0]]} and {base[has('*.hdf5')[0]]}")
     for config, family in TF1_CONFIGS.items():
@@ -189,7 +176,7 @@ def detect(path):
     if os.path.isfile(path) and path.endswith(".pt"):  # torch >= 1.6 writes zip files: not a release archive
         return Source(path, "roberta", "fairseq", os.path.basename(path), path)
     if is_archive(path):
-        source = _by_names(path, _member_names(path))
+        source = _by_names(path, member_names(path))
         if source is None:
             raise CheckpointFormatError(f"{path}: the archive holds no known release format. {_KNOWN}")
         return source

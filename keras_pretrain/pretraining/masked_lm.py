@@ -71,6 +71,16 @@ def wordpiece_vocabulary(paths, settings):
     return tokens
 
 
+def initial_or_wordpiece(family, paths, settings):
+    """`(model, tokenizer)` of the `--init` release (`initial_model`), else `(None, a WordPiece tokenizer)`
+    over `wordpiece_vocabulary` (BERT-style families and XLNet's pretraining recipe)."""
+    from keras_pretrain.models.bert import BertTokenizer
+
+    if settings.init:
+        return initial_model(family.name, settings)
+    return None, BertTokenizer(vocabulary=wordpiece_vocabulary(paths, settings), lowercase=settings.lowercase)
+
+
 def read_lexicon(path):
     """Phrases / entities for knowledge masking, one per line."""
     with open(path, encoding="utf-8") as f:
@@ -81,14 +91,9 @@ def build_job(family, paths, settings):
     """Tokenizer, static or dynamic masked-LM data (1 document in HELD_OUT_EVERY held out) and pretrainer."""
     from keras_pretrain.data import CorpusStats
     from keras_pretrain.data import pretraining_dataset
-    from keras_pretrain.models.bert import BertTokenizer
 
     family = families.get(family)
-    initial = None
-    if settings.init:
-        initial, tokenizer = initial_model(family.name, settings)
-    else:
-        tokenizer = BertTokenizer(vocabulary=wordpiece_vocabulary(paths, settings), lowercase=settings.lowercase)
+    initial, tokenizer = initial_or_wordpiece(family, paths, settings)
     objective = settings.objective or family.objective
     masking = settings.masking or family.masking
     stats = CorpusStats()

@@ -16,7 +16,6 @@ from keras_pretrain import families
 from keras_pretrain.pretraining import PretrainingJob
 from keras_pretrain.pretraining import PretrainingSettings
 from keras_pretrain.pretraining import build_backbone
-from keras_pretrain.pretraining import initial_model
 from keras_pretrain.pretraining import rebuild
 
 
@@ -68,15 +67,10 @@ def initial_xlnet_pretrainer(model, batch_size, seq_length):
 
 def build_job(family, paths, settings):
     """Tokenizer, permutation-LM batches (training, and held-out batches drawn with another seed) and task."""
-    from keras_pretrain.models.bert import BertTokenizer
-    from keras_pretrain.pretraining.masked_lm import wordpiece_vocabulary
+    from keras_pretrain.pretraining.masked_lm import initial_or_wordpiece
 
     family = families.get(family)
-    initial = None
-    if settings.init:
-        initial, tokenizer = initial_model(family.name, settings)
-    else:
-        tokenizer = BertTokenizer(vocabulary=wordpiece_vocabulary(paths, settings), lowercase=settings.lowercase)
+    initial, tokenizer = initial_or_wordpiece(family, paths, settings)
     data = dict(seq_length=settings.seq_length, batch_size=settings.batch_size)
     train, _ = xlnet_pretraining_data(paths, tokenizer, seed=settings.seed, **data)
     held_out, _ = xlnet_pretraining_data(paths, tokenizer, seed=settings.seed + 1, **data)

@@ -10,9 +10,7 @@ import contextlib
 import glob
 import os
 import re
-import tarfile
 import tempfile
-import zipfile
 
 import numpy as np
 
@@ -370,6 +368,7 @@ def is_fairseq_release(path):
     """Whether `path` is a fairseq RoBERTa release: a folder (or its one subfolder), a
     `model.pt` or an archive holding `model.pt` beside `dict.txt`. Reads names only."""
     from keras_pretrain.checkpoints.archives import is_archive
+    from keras_pretrain.checkpoints.archives import member_names
 
     path = os.fspath(path)
     try:
@@ -379,15 +378,10 @@ def is_fairseq_release(path):
         if os.path.isfile(path) and path.endswith(".pt"):  # a zip since torch 1.6, not an archive
             return os.path.isfile(os.path.join(os.path.dirname(path), "dict.txt"))
         if is_archive(path):
-            if zipfile.is_zipfile(path):
-                with zipfile.ZipFile(path) as zf:
-                    names = zf.namelist()
-            else:
-                with tarfile.open(path, "r:*") as tar:
-                    names = tar.getnames()
+            names = member_names(path)
             folders = {os.path.dirname(n) for n in names if os.path.basename(n) == "model.pt"}
             return any(os.path.join(d, "dict.txt") in names for d in folders)
-    except (OSError, tarfile.TarError, zipfile.BadZipFile, EOFError, CheckpointFormatError):
+    except (OSError, CheckpointFormatError):
         return False
     return False
 
