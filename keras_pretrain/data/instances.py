@@ -92,10 +92,11 @@ def _random_segment(all_documents, document_index, target_b_length, rng):
 def _pairs_from_document(
     all_documents, document_index, max_seq_length, short_seq_prob, rng, sop, cls_token, sep_token
 ):
+    # A generator: the caller masks each instance before the next is built, so the random draws come
+    # in the original script's order (build, mask, build, mask ...).
     document = [s for s in all_documents[document_index] if s]
     max_num_tokens = max_seq_length - 3
     target_seq_length = _target_length(max_num_tokens, short_seq_prob, rng)
-    instances = []
     current_chunk = []
     current_length = 0
     i = 0
@@ -125,13 +126,10 @@ def _pairs_from_document(
                     tokens_b = [t for s in current_chunk[a_end:] for t in s]
                 truncate_seq_pair(tokens_a, tokens_b, max_num_tokens, rng)
                 if tokens_a and tokens_b:
-                    instances.append(
-                        _pair_instance(tokens_a, tokens_b, is_random_next, cls_token, sep_token)
-                    )
+                    yield _pair_instance(tokens_a, tokens_b, is_random_next, cls_token, sep_token)
             current_chunk = []
             current_length = 0
         i += 1
-    return instances
 
 
 def create_nsp_instances(
@@ -154,20 +152,16 @@ def create_nsp_instances(
     Returns:
         A list of unmasked `TrainingInstance`s, in document order.
     """
-    return _sentence_pairs(documents, max_seq_length, short_seq_prob, rng, False, cls_token, sep_token)
+    return list(_sentence_pairs(documents, max_seq_length, short_seq_prob, rng, False, cls_token, sep_token))
 
 
 def _sentence_pairs(documents, max_seq_length, short_seq_prob, rng, sentence_order, cls_token, sep_token):
     """The pairs of every non-empty document, in document order (NSP, or SOP with `sentence_order`)."""
     documents = [d for d in documents if any(d)]
-    instances = []
     for index in range(len(documents)):
-        instances.extend(
-            _pairs_from_document(
-                documents, index, max_seq_length, short_seq_prob, rng, sentence_order, cls_token, sep_token
-            )
+        yield from _pairs_from_document(
+            documents, index, max_seq_length, short_seq_prob, rng, sentence_order, cls_token, sep_token
         )
-    return instances
 
 
 def create_sop_instances(
@@ -184,7 +178,7 @@ def create_sop_instances(
     Returns:
         A list of unmasked `TrainingInstance`s.
     """
-    return _sentence_pairs(documents, max_seq_length, short_seq_prob, rng, True, cls_token, sep_token)
+    return list(_sentence_pairs(documents, max_seq_length, short_seq_prob, rng, True, cls_token, sep_token))
 
 
 def _pack_sentences(documents, max_seq_length, cross_documents, cls_token, sep_token, doc_separator):
@@ -297,12 +291,18 @@ def create_instances(documents, objective, max_seq_length, rng, short_seq_prob=0
     Returns:
         A list of unmasked `TrainingInstance`s.
     """
-    if objective == "nsp":
-        return create_nsp_instances(documents, max_seq_length, rng, short_seq_prob, **kwargs)
-    if objective == "sop":
-        return create_sop_instances(documents, max_seq_length, rng, short_seq_prob, **kwargs)
+    return list(iter_instances(documents, objective, max_seq_length, rng, short_seq_prob, **kwargs))
+
+
+def iter_instances(documents, objective, max_seq_length, rng, short_seq_prob=0.1, **kwargs):
+    """As `create_instances`, lazily: mask each instance before taking the next one and the random draws
+    come in the order of the original scripts (which mask each instance as soon as it is built)."""
+    if objective in ("nsp", "sop"):
+        cls_token, sep_token = kwargs.get("cls_token", CLS), kwargs.get("sep_token", SEP)
+        return _sentence_pairs(documents, max_seq_length, short_seq_prob, rng, objective == "sop", cls_token,
+                               sep_token)
     if objective == "full_sentences":
-        return create_full_sentences(documents, max_seq_length, **kwargs)
+        return iter(create_full_sentences(documents, max_seq_length, **kwargs))
     if objective == "doc_sentences":
-        return create_doc_sentences(documents, max_seq_length, **kwargs)
+        return iter(create_doc_sentences(documents, max_seq_length, **kwargs))
     raise ValueError(f"Unknown objective {objective!r}; expected one of {OBJECTIVES}.")

@@ -103,8 +103,11 @@ class MaskingStrategy:
         mask_token_rate: float, of the chosen positions, replaced with `mask_token` (0.8).
         random_token_rate: float, of the chosen positions, replaced with a random token (0.1); the rest
             keep their token.
-        vocabulary: list of str, drawn from for random replacement (special and unknown tokens left
-            out). Required when `random_token_rate > 0`.
+        vocabulary: list of str, drawn from for random replacement. Required when
+            `random_token_rate > 0`.
+        random_from_all: bool, draw random replacements from the whole vocabulary, special and unknown
+            tokens included, as Google's scripts (`vocab_words`) and transformers' collator do (default);
+            False leaves those out.
         mask_token: str.
         special_tokens: iterable of str never chosen.
         per_unit_replacement: bool, decide [MASK]/random/keep once per unit (ERNIE) instead of once per
@@ -121,6 +124,7 @@ class MaskingStrategy:
         mask_token="[MASK]",
         special_tokens=DEFAULT_SPECIAL_TOKENS,
         per_unit_replacement=False,
+        random_from_all=True,
     ):
         if not 0.0 <= rate <= 1.0:
             raise ConfigError(f"Masking rate must be in [0, 1], got {rate}.")
@@ -138,9 +142,13 @@ class MaskingStrategy:
         self.mask_token = mask_token
         self.special_tokens = frozenset(special_tokens) | {mask_token}
         self.per_unit_replacement = per_unit_replacement
+        # Of the positions not replaced with the mask token, the share kept (0.5 for 80/10/10, as the
+        # original `rng.random() < 0.5`).
+        rest = 1.0 - mask_token_rate
+        self._keep_rate = round((rest - random_token_rate) / rest, 12) if rest > 0 else 1.0
         self.vocabulary = None
         if vocabulary is not None:
-            excluded = self.special_tokens | {"[UNK]", "<unk>"}
+            excluded = set() if random_from_all else self.special_tokens | {"[UNK]", "<unk>"}
             self.vocabulary = [t for t in vocabulary if t not in excluded]
         if random_token_rate > 0 and not self.vocabulary:
             raise ConfigError("A `vocabulary` (list of tokens) is needed when random_token_rate > 0.")
@@ -193,17 +201,23 @@ class MaskingStrategy:
             chosen.append(span)
         output = list(tokens)
         for span in chosen:
-            draw = rng.random() if self.per_unit_replacement else None
+            kind = self._replacement_kind(rng) if self.per_unit_replacement else None
             for index in span:
-                r = draw if draw is not None else rng.random()
-                output[index] = self._replacement(tokens[index], r, rng)
+                output[index] = self._replace(tokens[index], kind or self._replacement_kind(rng), rng)
         positions = sorted(covered)
         return MaskedLmOutput(output, positions, [tokens[i] for i in positions])
 
-    def _replacement(self, token, r, rng):
-        if r < self.mask_token_rate:
+    def _replacement_kind(self, rng):
+        # The original scripts' draws: one for [MASK], a second one (only when it is not [MASK]) for
+        # keeping the token or drawing a random one.
+        if rng.random() < self.mask_token_rate:
+            return "mask"
+        return "keep" if rng.random() < self._keep_rate else "random"
+
+    def _replace(self, token, kind, rng):
+        if kind == "mask":
             return self.mask_token
-        if r < self.mask_token_rate + self.random_token_rate:
+        if kind == "random":
             return self.vocabulary[rng.randint(0, len(self.vocabulary) - 1)]
         return token
 

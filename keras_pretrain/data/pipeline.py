@@ -12,7 +12,7 @@ import tensorflow as tf
 from keras_pretrain.data.corpus import CorpusStats, read_documents
 from keras_pretrain.data.dynamic import DynamicMasking
 from keras_pretrain.data.features import instances_to_arrays
-from keras_pretrain.data.instances import OBJECTIVES, create_instances
+from keras_pretrain.data.instances import OBJECTIVES, iter_instances
 from keras_pretrain.data.masking import MASKINGS, MaskingStrategy, TokenMasking, get_masking
 from keras_pretrain.errors import ConfigError
 
@@ -103,7 +103,7 @@ def create_training_instances(
     rng.shuffle(documents)
     instances = []
     for _ in range(dupe_factor):
-        for instance in create_instances(documents, objective, max_seq_length, rng, short_seq_prob, **kwargs):
+        for instance in iter_instances(documents, objective, max_seq_length, rng, short_seq_prob, **kwargs):
             instances.append(masking.mask_instance(instance, rng) if masking is not None else instance)
     rng.shuffle(instances)
     return instances

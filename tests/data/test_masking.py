@@ -30,6 +30,20 @@ def _sequence(length):
     return ["[CLS]"] + body[:half] + ["[SEP]"] + body[half:] + ["[SEP]"]
 
 
+def test_random_replacements_come_from_the_whole_vocabulary_unless_told():
+    tokens = _sequence(100)
+    drawn = {}
+    for random_from_all in (True, False):
+        masking = TokenMasking(vocabulary=VOCAB, max_predictions=100, mask_token_rate=0.0,
+                               random_token_rate=1.0, random_from_all=random_from_all)
+        rng = random.Random(0)
+        outs = [masking(tokens, rng) for _ in range(300)]
+        drawn[random_from_all] = {out.tokens[i] for out in outs for i in out.masked_lm_positions}
+    specials = {"[CLS]", "[SEP]", "[PAD]"}
+    assert specials <= drawn[True] <= set(VOCAB)
+    assert drawn[False] and not drawn[False] & specials
+
+
 def test_token_masking_count_uniform_selection_and_80_10_10():
     masking = TokenMasking(vocabulary=VOCAB, max_predictions=100)
     tokens = _sequence(100)
@@ -47,7 +61,7 @@ def test_token_masking_count_uniform_selection_and_80_10_10():
             new = out.tokens[pos]
             kinds["mask" if new == "[MASK]" else "keep" if new == tokens[pos] else "random"] += 1
             if new not in ("[MASK]", tokens[pos]):
-                assert new in VOCAB and new not in ("[CLS]", "[SEP]", "[PAD]")
+                assert new in VOCAB  # the whole vocabulary, specials included, as the original
         unmasked = set(range(len(tokens))) - set(out.masked_lm_positions)
         assert all(out.tokens[i] == tokens[i] for i in unmasked)
     specials = {i for i, t in enumerate(tokens) if t in ("[CLS]", "[SEP]")}
