@@ -31,18 +31,19 @@ FEATURE_NAMES = (
 
 
 def _converter(vocabulary):
+    """`tokens -> ids` (a list), raising `ConfigError` on a token outside the vocabulary."""
     if callable(vocabulary):
-        return vocabulary
+        return lambda tokens: [vocabulary(t) for t in tokens]
     if isinstance(vocabulary, dict):
         table = vocabulary
     else:
         table = {token: i for i, token in enumerate(vocabulary)}
 
-    def convert(token):
+    def convert(tokens):
         try:
-            return table[token]
-        except KeyError:
-            raise ConfigError(f"Token {token!r} is not in the vocabulary.") from None
+            return list(map(table.__getitem__, tokens))
+        except KeyError as e:
+            raise ConfigError(f"Token {e.args[0]!r} is not in the vocabulary.") from None
 
     return convert
 
@@ -73,11 +74,11 @@ def instance_to_features(instance, vocabulary, max_seq_length, max_predictions_p
     seq_pad = [0] * (max_seq_length - len(instance.tokens))
     pred_pad = [0] * (max_predictions_per_seq - len(instance.masked_lm_positions))
     features = collections.OrderedDict()
-    features["input_ids"] = [convert(t) for t in instance.tokens] + seq_pad
+    features["input_ids"] = convert(instance.tokens) + seq_pad
     features["input_mask"] = [1] * len(instance.tokens) + seq_pad
     features["segment_ids"] = list(instance.segment_ids) + seq_pad
     features["masked_lm_positions"] = list(instance.masked_lm_positions) + pred_pad
-    features["masked_lm_ids"] = [convert(t) for t in instance.masked_lm_labels] + pred_pad
+    features["masked_lm_ids"] = convert(instance.masked_lm_labels) + pred_pad
     features["masked_lm_weights"] = [1.0] * len(instance.masked_lm_positions) + [0.0] * len(pred_pad)
     features["next_sentence_labels"] = [1 if instance.is_random_next else 0]
     return features

@@ -10,6 +10,8 @@ Special tokens are never candidates.
 """
 
 import dataclasses
+import itertools
+import operator
 import random as random_lib
 
 from keras_pretrain.errors import ConfigError
@@ -90,6 +92,22 @@ def _segment_run(tokens, start, end, segmenter):
         units.append(list(range(k, k + len(word))))
         k += len(word)
     return units
+
+
+def shuffle(rng, x):
+    """`rng.shuffle(x)` with the same draws and result, about twice as fast (`_randbelow` inlined, the
+    bit count computed once per power of two)."""
+    getrandbits = rng.getrandbits
+    i = len(x) - 1
+    while i > 0:
+        k = (i + 1).bit_length()
+        low = 1 << (k - 1)  # i + 1 keeps this bit count down to low
+        for i in range(i, low - 2, -1):
+            j = getrandbits(k)
+            while j > i:
+                j = getrandbits(k)
+            x[i], x[j] = x[j], x[i]
+        i = low - 2
 
 
 class MaskingStrategy:
@@ -183,7 +201,7 @@ class MaskingStrategy:
         candidates = [t not in self.special_tokens for t in tokens]
         units = self.candidate_units(tokens, candidates)
         order = list(range(len(units)))
-        rng.shuffle(order)
+        shuffle(rng, order)
         num_to_predict = self.num_to_predict(len(tokens))
         chosen = []
         covered = set()
@@ -241,6 +259,23 @@ class TokenMasking(MaskingStrategy):
     >>> masking = TokenMasking(vocabulary=["a", "b", "c"], max_predictions=2)
     >>> out = masking(["[CLS]", "a", "b", "c", "[SEP]"], random.Random(0))
     """
+
+    def __call__(self, tokens, rng):
+        # The shared core for one-position units, with the same draws: the first `num_to_predict`
+        # shuffled candidates are taken (none can overlap or overflow).
+        is_special = map(self.special_tokens.__contains__, tokens)
+        order = list(itertools.compress(range(len(tokens)), map(operator.not_, is_special)))
+        shuffle(rng, order)
+        chosen = order[:self.num_to_predict(len(tokens))]
+        output = list(tokens)
+        random, mask_rate, keep_rate = rng.random, self.mask_token_rate, self._keep_rate
+        for index in chosen:
+            if random() < mask_rate:
+                output[index] = self.mask_token
+            elif random() >= keep_rate:
+                output[index] = self.vocabulary[rng.randint(0, len(self.vocabulary) - 1)]
+        chosen.sort()
+        return MaskedLmOutput(output, chosen, [tokens[i] for i in chosen])
 
 
 class WholeWordMasking(MaskingStrategy):

@@ -84,3 +84,25 @@ def test_reader_ignores_extra_features_and_reports_missing_files(tmp_path):
     assert got["input_ids"].numpy().tolist() == features["input_ids"]
     with pytest.raises(FileNotFoundError, match="nothing"):
         read_tfrecords(str(tmp_path / "nothing*.tfrecord"), 24, 5)
+
+
+def test_direct_serialization_equals_the_protobuf_library():
+    """The hand-written Example bytes (the writer's fast path) parse to the message protobuf builds."""
+    from keras_pretrain.data.tfrecords import InstanceSerializer, features_to_example, serialize_features
+
+    rng = random.Random(0)
+    for _ in range(100):
+        features = {
+            "input_ids": [rng.randint(0, 300000) for _ in range(rng.randint(0, 40))],
+            "masked_lm_weights": [rng.random() for _ in range(rng.randint(0, 5))],
+            "wide": [rng.randint(-2**63, 2**63 - 1) for _ in range(3)],
+            "next_sentence_labels": [rng.randint(0, 1)],
+        }
+        assert tf.train.Example.FromString(serialize_features(features)) == features_to_example(features)
+    serialize = InstanceSerializer({t: i for i, t in enumerate(VOCAB)}, 24, 5)
+    for inst in _instances():
+        expected = features_to_example(instance_to_features(inst, VOCAB, 24, 5))
+        assert tf.train.Example.FromString(serialize(inst)) == expected
+    inst.tokens[1] = "not-in-vocab"
+    with pytest.raises(ConfigError, match="not-in-vocab"):
+        serialize(inst)
