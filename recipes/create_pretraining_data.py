@@ -14,7 +14,7 @@ Example:
 import argparse
 import contextlib
 import os
-import random
+import shutil
 import sys
 import tempfile
 import time
@@ -66,6 +66,11 @@ def build_parser():
                         "skipping and counting it.")
     p.add_argument("--max_line_chars", type=int, default=10000, help="longer lines are bad input (skipped and counted, or refused with --strict)")
     p.add_argument("--num_examples_to_print", type=int, default=5, help="instances printed in the original readable form")
+    p.add_argument("--runner",
+                   help="Build with an Apache Beam pipeline on this runner (DirectRunner, DataflowRunner, "
+                        "FlinkRunner, SparkRunner ...; needs the [beam] extra); other Beam pipeline options "
+                        "(--direct_num_workers 2, --project ...) are passed on. Default: in this process, "
+                        "shard by shard.")
     return p
 
 
@@ -131,53 +136,6 @@ def check_outputs(parser, args):
             parser.error(f"--output_file: cannot write in {folder} ({e.strerror or e})")
 
 
-def build_tokenizer(vocab_file, lowercase):
-    try:
-        from keras_pretrain.models.bert.bert_tokenizer import BertTokenizer
-
-        return BertTokenizer(vocabulary=vocab_file, lowercase=lowercase)
-    except ImportError:
-        import keras_hub
-
-        return keras_hub.tokenizers.WordPieceTokenizer(
-            vocabulary=vocab_file, lowercase=lowercase, strip_accents=lowercase, split_on_cjk=True
-        )
-
-
-def build_masking(args, vocabulary, tokenize):
-    from keras_pretrain.data.masking import DEFAULT_SPECIAL_TOKENS, get_masking
-
-    kwargs = dict(
-        rate=args.masked_lm_prob,
-        max_predictions=args.max_predictions_per_seq,
-        vocabulary=vocabulary,
-        special_tokens=DEFAULT_SPECIAL_TOKENS,
-    )
-    segmenter = None
-    if args.segmenter == "jieba":
-        import jieba
-
-        segmenter = jieba.lcut
-    if args.masking == "whole_word":
-        kwargs["segmenter"] = segmenter
-    elif args.masking == "ngram":
-        kwargs.update(segmenter=segmenter, max_n=args.ngram)
-    elif args.masking == "knowledge":
-        def lexicon(path):
-            if not path:
-                return []
-            with open(path, encoding="utf-8") as f:
-                return [line.strip() for line in f if line.strip()]
-
-        kwargs.update(
-            segmenter=segmenter,
-            phrases=lexicon(args.phrases_file),
-            entities=lexicon(args.entities_file),
-            tokenize=tokenize,
-        )
-    return get_masking(args.masking, **kwargs)
-
-
 def output_files(args):
     from keras_pretrain.data.tfrecords import shard_paths
 
@@ -186,24 +144,151 @@ def output_files(args):
     return shard_paths(args.output_file, args.num_shards)
 
 
-def write_new_files(instances, files, vocabulary, args):
-    """Writes `.partial` files, then renames each to its name if that is still
-    free: an interrupted or failed run leaves no half-written output, and no
-    existing file is replaced (a file created meanwhile is an error)."""
-    from keras_pretrain.data.tfrecords import write_instances
+def settings_from(args):
+    from keras_pretrain.data.shards import StaticDataSettings
 
-    partial = [f"{path}.partial-{os.getpid()}" for path in files]
+    return StaticDataSettings(
+        vocab_file=args.vocab_file, lowercase=args.do_lower_case, objective=args.objective,
+        masking=args.masking, max_seq_length=args.max_seq_length,
+        max_predictions_per_seq=args.max_predictions_per_seq, masked_lm_prob=args.masked_lm_prob,
+        dupe_factor=args.dupe_factor, short_seq_prob=args.short_seq_prob, random_seed=args.random_seed,
+        ngram=args.ngram, segmenter=args.segmenter, phrases_file=args.phrases_file,
+        entities_file=args.entities_file, sentence_split=args.sentence_split, strict=args.strict,
+        max_line_chars=args.max_line_chars,
+    )
+
+
+def summary(counts, args, seconds):
+    """The closing line of a run (in-process or Beam), from the counts of `keras_pretrain.data.shards`."""
+    return (
+        f"Wrote {counts['instances']} instances (files={counts['files']}, empty_files={counts['empty_files']}, "
+        f"documents={counts['documents']}, empty_documents={counts['empty_documents']}, "
+        f"invalid_utf8_lines={counts['invalid_utf8_lines']}, overlong_lines={counts['overlong_lines']}, "
+        f"dupe_factor={args.dupe_factor}, objective={args.objective}, masking={args.masking}; "
+        f"label 1: {counts['random_next']}, masked positions: {counts['masked_positions']}) in {seconds:.1f} s"
+    )
+
+
+def build_in_process(parser, args, start):
+    """Shard by shard: each input file read, built and written (round-robin over the outputs) before the
+    next; `.partial` files renamed at the end, so a failed run leaves no output and replaces nothing."""
+    import tensorflow as tf
+
+    from keras_pretrain.data.corpus import CorpusStats
+    from keras_pretrain.data.shards import COUNTERS, ShardBuilder, describe_record
+    from keras_pretrain.errors import ConfigError
+
     try:
-        count = write_instances(instances, partial, vocabulary, args.max_seq_length, args.max_predictions_per_seq)
+        builder = ShardBuilder(settings_from(args))
+    except ConfigError as e:
+        parser.error(f"--vocab_file {e}")
+    files = args.output_files
+    partial = [f"{path}.partial-{os.getpid()}" for path in files]
+    counts = dict.fromkeys(COUNTERS, 0)
+    stats = CorpusStats()
+    printed = 0
+    try:
+        writers = [tf.io.TFRecordWriter(path) for path in partial]
+        try:
+            for index, path in enumerate(args.input_files):
+                result = builder.build(index, path)
+                stats.merge(result.stats)
+                for name, value in result.counts().items():
+                    counts[name] += value
+                print(f"shard {index + 1}/{len(args.input_files)} {path}: {result.instances} instances "
+                      f"({result.stats.documents} documents)", flush=True)
+                for record in result.records[: max(0, args.num_examples_to_print - printed)]:
+                    print("*** Example ***")
+                    print(describe_record(record, builder.vocabulary), end="")
+                    printed += 1
+                for i, record in enumerate(result.records, start=counts["instances"] - result.instances):
+                    writers[i % len(writers)].write(record)
+        finally:
+            for writer in writers:
+                writer.close()
+        print(f"*** Read corpus: {stats} ***")
+        for issue in stats.issues[:10]:
+            print(f"skipped {issue}")
+        if not counts["instances"]:
+            parser.error(f"--input_file: no instance could be built from {args.input_files} "
+                         f"(documents={stats.documents}, sentences={stats.sentences}); use more text or a "
+                         f"smaller --max_seq_length")
+        print(f"*** Writing to output files ({len(files)}) ***")
         for tmp, path in zip(partial, files):
+            print(f"  {path}")
             if os.path.lexists(path):
                 raise FileExistsError(f"{path} appeared while writing; it was left as it is")
             os.replace(tmp, path)
-        return count
     finally:
         for tmp in partial:
             with contextlib.suppress(OSError):
                 os.remove(tmp)
+    print(summary(counts, args, time.time() - start))
+    return 0
+
+
+def build_with_beam(parser, args, beam_args, start):
+    """The same shards, built by an Apache Beam pipeline on `--runner`; refuses to overwrite as in-process."""
+    try:
+        import apache_beam as beam
+        from apache_beam.io.filesystems import FileSystems
+        from apache_beam.options.pipeline_options import PipelineOptions
+    except ImportError:
+        parser.error("--runner needs Apache Beam: pip install 'keras-pretrain[beam]'")
+    from keras_pretrain.data import beam as static_beam
+    from keras_pretrain.data.tfrecords import shard_paths
+    from keras_pretrain.errors import ConfigError
+
+    local = not any("://" in p for a in args.input_file for p in a.split(","))
+    if local:
+        check_args(parser, args)  # also every local output is new and its folder writable
+    else:
+        try:
+            args.input_files = static_beam.match_files([p for a in args.input_file for p in a.split(",") if p])
+        except (OSError, ValueError) as e:
+            parser.error(f"--input_file: {e}")
+        args.output_files = shard_paths(args.output_file, args.num_shards)
+    if "," in args.output_file:
+        parser.error("--output_file: with --runner, give a pattern ({shard}, {num_shards}) or a prefix, not a list")
+    for path in args.output_files:
+        if FileSystems.exists(path):
+            parser.error(f"--output_file: {path} already exists; nothing is overwritten (remove it or choose another name)")
+    try:
+        static_beam.output_layout(args.output_file, args.num_shards)
+        settings = settings_from(args)
+    except ConfigError as e:
+        parser.error(f"--output_file: {e}")
+    options = list(beam_args) + ["--runner", args.runner]
+    if (args.runner == "DirectRunner" and "--direct_running_mode" not in " ".join(beam_args)
+            and any(a.startswith("--direct_num_workers") for a in beam_args)):
+        options += ["--direct_running_mode", "multi_processing"]  # real parallelism, not threads
+    print(f"*** Beam pipeline on {args.runner}: {len(args.input_files)} shards -> {len(args.output_files)} files ***",
+          flush=True)
+    folder = os.path.dirname(os.path.abspath(args.output_files[0])) if local else None
+    before = set(os.listdir(folder)) if folder else set()
+    try:
+        pipeline = beam.Pipeline(options=PipelineOptions(options))
+        static_beam.static_data(pipeline, args.input_files, settings, args.output_file, args.num_shards)
+        result = pipeline.run()
+        result.wait_until_finish()
+    except Exception as e:  # a worker's error (bad input with --strict, a missing file) ends the run
+        if folder:  # the sink's temporary files of this run; finished outputs are only renamed on success
+            for name in set(os.listdir(folder)) - before:
+                if name.startswith("beam-temp-"):
+                    shutil.rmtree(os.path.join(folder, name), ignore_errors=True)
+        message = str(e).strip().splitlines()
+        print(f"create_pretraining_data: the Beam pipeline failed: {message[-1] if message else type(e).__name__}",
+              file=sys.stderr)
+        return 1
+    counts = static_beam.counters(result)
+    missing = [p for p in args.output_files if not FileSystems.exists(p)]
+    if missing:
+        print(f"create_pretraining_data: the pipeline did not write {missing}", file=sys.stderr)
+        return 1
+    for path in args.output_files:
+        print(f"  {path}")
+    print(summary(counts, args, time.time() - start))
+    return 0
 
 
 def main(argv=None):
@@ -220,71 +305,20 @@ def main(argv=None):
 
 def _main(argv=None):
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, beam_args = parser.parse_known_args(argv)
+    if beam_args and not args.runner:
+        parser.error(f"unrecognized arguments: {' '.join(beam_args)} (Beam pipeline options need --runner)")
+    start = time.time()
+    if args.runner:
+        return build_with_beam(parser, args, beam_args, start)
     check_args(parser, args)
-
-    from keras_pretrain.data.corpus import CorpusStats, read_documents
-    from keras_pretrain.data.pipeline import (
-        create_training_instances,
-        tokenize_documents,
-        tokenizer_vocabulary,
-    )
     from keras_pretrain.errors import KerasPretrainError
 
-    start = time.time()
-    tokenizer = build_tokenizer(args.vocab_file, args.do_lower_case)
-    vocabulary = tokenizer_vocabulary(tokenizer)
-    missing = [t for t in ("[CLS]", "[SEP]", "[MASK]") if t not in vocabulary]
-    if missing:
-        parser.error(f"--vocab_file {args.vocab_file} lacks the special tokens {missing}")
-
-    def tokenize(text):
-        return [vocabulary[i] for i in tokenizer.tokenize(text)]
-
-    stats = CorpusStats()
     try:
-        documents = tokenize_documents(
-            read_documents(args.input_files, strict=args.strict, sentence_split=args.sentence_split,
-                           max_line_chars=args.max_line_chars, stats=stats),
-            tokenizer,
-        )
-        masking = build_masking(args, vocabulary, tokenize)
-        instances = create_training_instances(
-            documents,
-            objective=args.objective,
-            masking=masking,
-            max_seq_length=args.max_seq_length,
-            dupe_factor=args.dupe_factor,
-            short_seq_prob=args.short_seq_prob,
-            rng=random.Random(args.random_seed),
-        )
+        return build_in_process(parser, args, start)
     except KerasPretrainError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
-    print(f"*** Read corpus: {stats} ***")
-    for issue in stats.issues[:10]:
-        print(f"skipped {issue}")
-    if not instances:
-        parser.error(f"--input_file: no instance could be built from {args.input_files} "
-                     f"(documents={stats.documents}, sentences={stats.sentences}); use more text or a smaller --max_seq_length")
-
-    for instance in instances[: args.num_examples_to_print]:
-        print("*** Example ***")
-        print(str(instance), end="")
-
-    files = args.output_files
-    print(f"*** Writing to output files ({len(files)}) ***")
-    for path in files:
-        print(f"  {path}")
-    count = write_new_files(instances, files, {t: i for i, t in enumerate(vocabulary)}, args)
-    labels = sum(i.is_random_next for i in instances)
-    predictions = sum(len(i.masked_lm_positions) for i in instances)
-    print(
-        f"Wrote {count} instances (documents={stats.documents}, dupe_factor={args.dupe_factor}, "
-        f"objective={args.objective}, masking={args.masking}; label 1: {labels}, "
-        f"masked positions: {predictions}) in {time.time() - start:.1f} s"
-    )
-    return 0
 
 
 if __name__ == "__main__":

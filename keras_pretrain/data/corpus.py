@@ -67,11 +67,13 @@ class CorpusStats:
     """Counts of a corpus read; nothing is dropped without being counted.
 
     Lines: `lines_read == lines_kept + blank_lines + invalid_utf8_lines + overlong_lines`.
-    Documents: `documents_read == documents + empty_documents`.
+    Documents: `documents_read == documents + empty_documents`. `empty_files`: files (shards) that gave no
+    document.
     `issues` keeps the first `max_issues` skipped lines/documents (file and line number).
     """
 
     files: int = 0
+    empty_files: int = 0
     lines_read: int = 0
     lines_kept: int = 0
     blank_lines: int = 0
@@ -83,6 +85,16 @@ class CorpusStats:
     sentences: int = 0
     issues: list = dataclasses.field(default_factory=list)
     max_issues: int = 100
+
+    COUNTS = ("files", "empty_files", "lines_read", "lines_kept", "blank_lines", "invalid_utf8_lines",
+              "overlong_lines", "documents_read", "documents", "empty_documents", "sentences")
+
+    def merge(self, other):
+        """Add the counts (and the first issues) of another read, e.g. one shard's, to these."""
+        for name in self.COUNTS:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.issues.extend(other.issues[: max(0, self.max_issues - len(self.issues))])
+        return self
 
     @property
     def lines_skipped(self):
@@ -102,7 +114,7 @@ class CorpusStats:
 
     def __str__(self):
         return (
-            f"files={self.files} lines_read={self.lines_read} lines_kept={self.lines_kept} "
+            f"files={self.files} empty_files={self.empty_files} lines_read={self.lines_read} lines_kept={self.lines_kept} "
             f"blank_lines={self.blank_lines} invalid_utf8_lines={self.invalid_utf8_lines} "
             f"overlong_lines={self.overlong_lines} documents={self.documents} "
             f"empty_documents={self.empty_documents} sentences={self.sentences}"
@@ -145,7 +157,7 @@ def expand_paths(paths):
     return [f for f in files if not (f in seen or seen.add(f))]
 
 
-def read_documents(paths, strict=False, sentence_split=False, max_line_chars=10000, stats=None):
+def read_documents(paths, strict=False, sentence_split=False, max_line_chars=10000, stats=None, opener=None):
     """Yield documents (lists of sentence strings) from corpus files, streaming.
 
     One sentence per line, a blank line between documents (each file also ends a document). Bad lines
@@ -160,6 +172,8 @@ def read_documents(paths, strict=False, sentence_split=False, max_line_chars=100
             taking the line as one sentence.
         max_line_chars: int, lines longer than this (in characters) are bad input.
         stats: optional `CorpusStats` filled while reading (pass one to get the counts).
+        opener: optional callable path -> binary file object (e.g. Apache Beam's `FileSystems.open` for
+            gs:// or hdfs:// files); `paths` are then taken as they are (no folder or glob expansion).
 
     Yields:
         list of str, the sentences of one document.
@@ -175,12 +189,22 @@ def read_documents(paths, strict=False, sentence_split=False, max_line_chars=100
     >>> assert stats.check()
     """
     stats = stats if stats is not None else CorpusStats()
-    for path in expand_paths(paths):
+    if opener is None:
+        files, opener = expand_paths(paths), lambda path: open(path, "rb")
+    else:
+        files = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
+    for path in files:
         stats.files += 1
-        yield from _read_file(path, strict, sentence_split, max_line_chars, stats)
+        documents = stats.documents
+        yield from _read_file(path, strict, sentence_split, max_line_chars, stats, opener)
+        if stats.documents == documents:  # nothing usable in it (no line, or every line blank or skipped)
+            if strict:
+                raise CorpusFormatError(f"{path}: empty file (no document)")
+            stats.empty_files += 1
+            stats._skip(path, 0, "empty file (no document)")
 
 
-def _read_file(path, strict, sentence_split, max_line_chars, stats):
+def _read_file(path, strict, sentence_split, max_line_chars, stats, opener):
     document = []
     skipped_in_document = 0
     start_line = 1
@@ -202,7 +226,7 @@ def _read_file(path, strict, sentence_split, max_line_chars, stats):
         return None
 
     line_number = 0
-    with open(path, "rb") as f:
+    with opener(path) as f:
         for line_number, raw in enumerate(f, start=1):
             stats.lines_read += 1
             try:

@@ -13,7 +13,7 @@ from keras_pretrain.data.corpus import CorpusStats, read_documents
 from keras_pretrain.data.dynamic import DynamicMasking
 from keras_pretrain.data.features import instances_to_arrays
 from keras_pretrain.data.instances import OBJECTIVES, iter_instances
-from keras_pretrain.data.masking import MASKINGS, MaskingStrategy, TokenMasking, get_masking
+from keras_pretrain.data.masking import MASKINGS, MaskingStrategy, TokenMasking, get_masking, shuffle
 from keras_pretrain.errors import ConfigError
 
 
@@ -81,6 +81,7 @@ def create_training_instances(
     dupe_factor=1,
     short_seq_prob=0.1,
     rng=None,
+    each=None,
     **kwargs,
 ):
     """The original `create_training_instances`: shuffle documents, build `dupe_factor` rounds, mask, shuffle.
@@ -93,19 +94,23 @@ def create_training_instances(
         dupe_factor: int, rounds over the corpus; each round builds (NSP/SOP pairs) and masks anew.
         short_seq_prob: float.
         rng: `random.Random`.
+        each: optional callable applied to each (masked) instance as soon as it is built, whose results
+            are kept instead (e.g. serialized records: less memory); the random draws do not change.
         **kwargs: special tokens for the builders (`cls_token`, `sep_token`, `doc_separator`).
 
     Returns:
-        A list of `TrainingInstance`s in random order.
+        A list of `TrainingInstance`s (or of `each`'s results) in random order.
     """
     rng = rng or random.Random(12345)
     documents = [d for d in documents if d]
-    rng.shuffle(documents)
+    shuffle(rng, documents)
     instances = []
     for _ in range(dupe_factor):
         for instance in iter_instances(documents, objective, max_seq_length, rng, short_seq_prob, **kwargs):
-            instances.append(masking.mask_instance(instance, rng) if masking is not None else instance)
-    rng.shuffle(instances)
+            if masking is not None:
+                instance = masking.mask_instance(instance, rng)
+            instances.append(each(instance) if each is not None else instance)
+    shuffle(rng, instances)
     return instances
 
 
