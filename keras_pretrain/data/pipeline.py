@@ -9,7 +9,7 @@ import random
 
 import tensorflow as tf
 
-from keras_pretrain.data.corpus import CorpusStats, read_documents
+from keras_pretrain.data.corpus import CorpusStats, expand_paths, read_documents
 from keras_pretrain.data.dynamic import DynamicMasking
 from keras_pretrain.data.features import instances_to_arrays
 from keras_pretrain.data.instances import OBJECTIVES, iter_instances
@@ -164,8 +164,17 @@ def pretraining_dataset(
     masking_kwargs=None,
     stats=None,
     select=None,
+    data_service=None,
+    cycle_length=8,
+    shuffle_buffer=10000,
 ):
-    """A batched `tf.data.Dataset` of pretraining features from corpus files.
+    """A batched `tf.data.Dataset` of pretraining features from corpus files, or from the TFRecord shards of
+    `recipes.create_pretraining_data` (files named `*.tfrecord`, `*.tfrecords` or `*.tfr`).
+
+    TFRecord shards are streamed (`tf.data` interleave over `cycle_length` files, a `shuffle_buffer`
+    window): static, the records as written; `dynamic=True`, each record's masked tokens are put back and
+    it is masked anew in the graph every epoch (token masking). The whole pipeline is TensorFlow ops, so
+    it can run on a tf.data service (`data_service="grpc://dispatcher:5050"`).
 
     Args:
         paths: corpus files, folders or globs (one sentence per line, blank line between documents).
@@ -191,6 +200,10 @@ def pretraining_dataset(
         select: optional callable `index -> bool` keeping the documents (numbered in reading order, from
             0) it accepts, e.g. `lambda i: i % 25 != 0` for training and `lambda i: i % 25 == 0` for a
             held-out set of whole documents.
+        data_service: optional tf.data service dispatcher address (TFRecord shards only): the batches are
+            produced by its workers (`tf.data.experimental.service.distribute`, "parallel_epochs").
+        cycle_length: int, TFRecord shards read at once.
+        shuffle_buffer: int, records shuffled in a window of this size (TFRecord shards).
 
     Returns:
         A `tf.data.Dataset` of dicts: `input_ids`, `input_mask`, `segment_ids`, `masked_lm_positions`,
@@ -198,6 +211,14 @@ def pretraining_dataset(
     """
     if objective not in OBJECTIVES:
         raise ConfigError(f"Unknown objective {objective!r}; expected one of {OBJECTIVES}.")
+    files = expand_paths(paths)
+    if files and all(f.endswith(RECORD_SUFFIXES) for f in files):
+        return _records_dataset(files, tokenizer, masking, seq_length, max_predictions, batch_size, seed,
+                                dynamic, masked_lm_prob, shuffle, drop_remainder, data_service, cycle_length,
+                                shuffle_buffer)
+    if data_service:
+        raise ConfigError("data_service needs TFRecord shards (written by recipes.create_pretraining_data): "
+                          "reading text runs Python, which tf.data service workers cannot.")
     rng = random.Random(seed)
     vocabulary = tokenizer_vocabulary(tokenizer) or (masking_kwargs or {}).get("vocabulary")
     if vocabulary is None:
@@ -248,6 +269,56 @@ def pretraining_dataset(
         return dynamic_masking.apply(dataset, seed=seed)
     return _python_dynamic(instances, strategy, token_to_id, seq_length, max_predictions, batch_size,
                            shuffle, seed, drop_remainder)
+
+
+RECORD_SUFFIXES = (".tfrecord", ".tfrecords", ".tfr")
+
+
+def restore_masked(features):
+    """The input ids before masking: each masked position given back its `masked_lm_ids` label."""
+    ids = features["input_ids"]
+    used = features["masked_lm_weights"] > 0
+    rows = tf.broadcast_to(tf.range(tf.shape(ids)[0])[:, None], tf.shape(features["masked_lm_positions"]))
+    indices = tf.boolean_mask(tf.stack([rows, features["masked_lm_positions"]], axis=-1), used)
+    return tf.tensor_scatter_nd_update(ids, indices, tf.boolean_mask(features["masked_lm_ids"], used))
+
+
+def _records_dataset(files, tokenizer, masking, seq_length, max_predictions, batch_size, seed, dynamic,
+                     masked_lm_prob, shuffle, drop_remainder, data_service, cycle_length, shuffle_buffer):
+    from keras_pretrain.data.tfrecords import parse_examples
+
+    dataset = tf.data.Dataset.from_tensor_slices(files)
+    if shuffle:
+        dataset = dataset.shuffle(len(files), seed=seed, reshuffle_each_iteration=True)
+    dataset = dataset.interleave(tf.data.TFRecordDataset, cycle_length=min(len(files), cycle_length),
+                                 num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+    if shuffle:
+        dataset = dataset.shuffle(shuffle_buffer, seed=seed, reshuffle_each_iteration=True)
+    dataset = dataset.batch(batch_size, drop_remainder=drop_remainder).map(
+        lambda serialized: parse_examples(serialized, seq_length, max_predictions),
+        num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+    if dynamic:
+        if not (masking == "token" or type(masking) is TokenMasking):
+            raise ConfigError(f"Dynamic masking of TFRecord shards is token masking, not {masking!r}: write "
+                              f"static copies of it with recipes.create_pretraining_data --masking {masking}.")
+        vocabulary = tokenizer_vocabulary(tokenizer)
+        token_to_id = {t: i for i, t in enumerate(vocabulary)}
+        special = _special_tokens(tokenizer)
+        rates = (masking.mask_token_rate, masking.random_token_rate) if isinstance(masking, TokenMasking) \
+            else (0.8, 0.1)
+        dynamic_masking = DynamicMasking(
+            len(vocabulary), mask_token_id=token_to_id[special["mask"]],
+            special_token_ids=[token_to_id[t] for t in special.values() if t in token_to_id],
+            rate=masked_lm_prob if not isinstance(masking, TokenMasking) else masking.rate,
+            max_predictions=max_predictions, mask_token_rate=rates[0], random_token_rate=rates[1],
+        )
+        dataset = dataset.map(lambda f: {**f, "input_ids": restore_masked(f)},
+                              num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+        dataset = dynamic_masking.apply(dataset, seed=seed)
+    if data_service:
+        dataset = dataset.apply(tf.data.experimental.service.distribute(
+            processing_mode="parallel_epochs", service=data_service))
+    return dataset.prefetch(tf.data.AUTOTUNE)
 
 
 def _finish(dataset, size, batch_size, shuffle, seed, drop_remainder):
