@@ -19,6 +19,7 @@ import time
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import numpy as np  # noqa: E402
+from benchmarks import bench_corpus  # noqa: E402
 
 # Encoder shapes: layers, hidden, heads, intermediate, vocabulary (+ family extras).
 MLM_SHAPES = {
@@ -582,6 +583,9 @@ CASES = {
     "masking": masking,
     "tokenization": tokenization,
     "matmul": matmul,
+    "corpus_builder": bench_corpus.corpus_builder,
+    "corpus_memory": bench_corpus.corpus_memory,
+    "dynamic_feed": bench_corpus.dynamic_feed,
 }
 
 

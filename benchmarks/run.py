@@ -25,7 +25,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(ROOT, "benchmarks", "RESULTS.md")
-GROUPS = ("matmul", "mlm", "inference", "generation", "data")
+GROUPS = ("matmul", "mlm", "inference", "generation", "data", "corpus")
 BACKENDS = ("tensorflow", "jax", "torch")
 # The encoder families timed for inference (shapes in benchmarks.cases.ENCODERS); the family list itself is
 # keras_pretrain.families.
@@ -92,6 +92,17 @@ def plan(args):
         for impl in ("ours", "transformers"):
             cases.append(("data", f"tokenization {impl}", "tensorflow", "tokenization",
                           dict(impl=impl, num_lines=2000, repeats=1) if quick else dict(impl=impl)))
+    if "corpus" in args.only:
+        size = dict(shards=1, documents_per_shard=300, dupe_factor=1) if quick else {}
+        for impl, label, extra in (("original", "builder original", {}),
+                                   ("ours", "builder ours (in-process)", {}),
+                                   ("beam", "builder beam 1 worker", {"workers": 1}),
+                                   ("beam", "builder beam 2 workers", {"workers": 2})):
+            cases.append(("corpus", label, "tensorflow", "corpus_builder", dict(impl=impl, **size, **extra)))
+        cases.append(("corpus", "memory", "tensorflow", "corpus_memory",
+                      dict(corpus_mb=3) if quick else dict(corpus_mb=400)))
+        cases.append(("corpus", "dynamic feed", "tensorflow", "dynamic_feed",
+                      dict(batches=10, shape="tiny", step_repeats=1) if quick else {}))
     return cases
 
 
@@ -388,6 +399,11 @@ def build_report(results, args, info, load_start, load_end, started, wall):
             ]
     if data_rows:
         sections.append("### Data\n\n" + table(["what", "rate", "unit", "ratio / note"], data_rows))
+    from benchmarks import bench_corpus
+
+    corpus_sections, corpus_targets = bench_corpus.report(by, args.quick)
+    sections += corpus_sections
+    targets += corpus_targets
 
     # Targets.
     if targets:

@@ -10,6 +10,7 @@ Builders take a `random.Random` and use it in the same order as the original scr
 """
 
 import dataclasses
+import itertools
 
 from keras_pretrain.data.packing import pack_lists
 
@@ -53,13 +54,22 @@ class TrainingInstance:
 
 
 def truncate_seq_pair(tokens_a, tokens_b, max_num_tokens, rng):
-    """Truncate a pair in place to `max_num_tokens`, trimming the longer side from its front or back."""
-    while len(tokens_a) + len(tokens_b) > max_num_tokens:
-        trunc_tokens = tokens_a if len(tokens_a) > len(tokens_b) else tokens_b
-        if rng.random() < 0.5:
-            del trunc_tokens[0]
+    """Truncate a pair in place to `max_num_tokens`, trimming the longer side from its front or back (one
+    token at a time, one draw each, as the original; the lists are cut once at the end)."""
+    a0, a1, b0, b1 = 0, len(tokens_a), 0, len(tokens_b)
+    random = rng.random
+    while (a1 - a0) + (b1 - b0) > max_num_tokens:
+        if a1 - a0 > b1 - b0:
+            if random() < 0.5:
+                a0 += 1
+            else:
+                a1 -= 1
+        elif random() < 0.5:
+            b0 += 1
         else:
-            trunc_tokens.pop()
+            b1 -= 1
+    tokens_a[:] = tokens_a[a0:a1]
+    tokens_b[:] = tokens_b[b0:b1]
 
 
 def _pair_instance(tokens_a, tokens_b, is_random_next, cls_token, sep_token):
@@ -109,7 +119,7 @@ def _pairs_from_document(
                 a_end = 1
                 if len(current_chunk) >= 2:
                     a_end = rng.randint(1, len(current_chunk) - 1)
-                tokens_a = [t for s in current_chunk[:a_end] for t in s]
+                tokens_a = list(itertools.chain.from_iterable(current_chunk[:a_end]))
                 if len(current_chunk) == 1 or (not sop and rng.random() < 0.5):
                     # Random next (NSP), or a one-sentence chunk (both scripts take a random segment).
                     is_random_next = True
@@ -119,11 +129,11 @@ def _pairs_from_document(
                     i -= len(current_chunk) - a_end
                 elif sop and rng.random() < 0.5:
                     is_random_next = True  # ALBERT: swapped order
-                    tokens_b = [t for s in current_chunk[a_end:] for t in s]
+                    tokens_b = list(itertools.chain.from_iterable(current_chunk[a_end:]))
                     tokens_a, tokens_b = tokens_b, tokens_a
                 else:
                     is_random_next = False
-                    tokens_b = [t for s in current_chunk[a_end:] for t in s]
+                    tokens_b = list(itertools.chain.from_iterable(current_chunk[a_end:]))
                 truncate_seq_pair(tokens_a, tokens_b, max_num_tokens, rng)
                 if tokens_a and tokens_b:
                     yield _pair_instance(tokens_a, tokens_b, is_random_next, cls_token, sep_token)

@@ -14,6 +14,7 @@ import itertools
 import operator
 import random as random_lib
 
+from keras_pretrain.data.instances import TrainingInstance
 from keras_pretrain.errors import ConfigError
 
 DEFAULT_SPECIAL_TOKENS = (
@@ -242,6 +243,9 @@ class MaskingStrategy:
     def mask_instance(self, instance, rng):
         """Return a copy of a `TrainingInstance` with its tokens masked and the masked-LM fields set."""
         out = self(instance.tokens, rng)
+        if type(instance) is TrainingInstance:  # the common case, without dataclasses.replace's cost
+            return TrainingInstance(out.tokens, instance.segment_ids, instance.is_random_next,
+                                    out.masked_lm_positions, out.masked_lm_labels)
         return dataclasses.replace(
             instance,
             tokens=out.tokens,

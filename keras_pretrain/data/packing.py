@@ -25,6 +25,8 @@ Pure Python apart from `pack_ragged`, which takes the `tensorflow` module
 (and imports tensorflow-text) when called.
 """
 
+import functools
+
 from keras_pretrain import families
 
 PACKINGS = ("bert", "roberta", "xlnet")
@@ -54,6 +56,7 @@ def packing_of(tokenizer):
     return "bert"
 
 
+@functools.lru_cache(maxsize=None)
 def layout(packing, num_segments):
     """The parts of a packed input, in order, as `(part, segment id)` pairs.
 
@@ -65,13 +68,13 @@ def layout(packing, num_segments):
         parts = []
         for i in range(num_segments):
             parts += [(i, i), ("sep", i)]
-        return parts + [("cls", XLNET_CLS_SEGMENT)]
+        return tuple(parts + [("cls", XLNET_CLS_SEGMENT)])
     parts = [("cls", 0)]
     for i in range(num_segments):
         if i and packing == "roberta":
             parts.append(("sep", i))
         parts += [(i, i), ("sep", i)]
-    return parts
+    return tuple(parts)
 
 
 def num_special_tokens(packing, num_segments):

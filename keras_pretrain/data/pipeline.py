@@ -54,7 +54,7 @@ def tokenize_documents(documents, tokenizer, batch_sentences=2048):
                 raise ConfigError(
                     "The tokenizer must return ragged ids (build it without `sequence_length`)."
                 )
-            tokenized = [[vocabulary[i] for i in row] for row in ids]
+            tokenized = [list(map(vocabulary.__getitem__, row)) for row in ids]
         k = 0
         for count in pending_docs:
             doc = [s for s in tokenized[k:k + count] if s]

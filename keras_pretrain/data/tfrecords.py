@@ -61,6 +61,11 @@ def _varints(values):
     return b"".join(map(_VARINTS.__getitem__, values))
 
 
+def _small_varints(values):
+    # Segment ids (0, 1, ...): each below 128 is its own one-byte varint.
+    return bytes(values) if not values or max(values) < 128 else _varints(values)
+
+
 def _field(tag, payload):
     n = len(payload)
     return tag + (_VARINTS[n] if n < len(_VARINTS) else _varint(n)) + payload
@@ -145,7 +150,7 @@ class InstanceSerializer:
         body = b"".join((
             _int_entry(keys["input_ids"], self._ids(instance.tokens) + seq_pad),
             self._masks[n],
-            _int_entry(keys["segment_ids"], _varints(instance.segment_ids) + seq_pad),
+            _int_entry(keys["segment_ids"], _small_varints(instance.segment_ids) + seq_pad),
             _int_entry(keys["masked_lm_positions"], _varints(instance.masked_lm_positions) + pred_pad),
             _int_entry(keys["masked_lm_ids"], self._ids(instance.masked_lm_labels) + pred_pad),
             self._weights[k],

@@ -13,7 +13,9 @@ Not run: `make demo` (= `python -m recipes.pretrain` with its defaults, run
 here with tiny settings), `make test` / `make test-large` (the suite itself),
 `make bench` and the benchmark commands (never part of the tests), and the
 multi-device / multi-machine commands of "Training on several devices"
-(tests/distribute covers them).
+(tests/distribute covers them), and the `console` blocks of "Pretraining data at corpus scale" (cluster
+runners and servers; tests/data/test_static_data_shards.py and test_records_dataset.py run the DirectRunner
+and a localhost tf.data service).
 """
 
 import os

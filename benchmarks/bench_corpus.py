@@ -1,0 +1,239 @@
+"""Pretraining data at corpus scale (issue 21): static builders side by side, memory on a 400 MB corpus, and
+the dynamic tf.data path against a BERT-base training step.
+
+Every builder runs as a command in a subprocess, the way a user runs it, on the same sharded corpus (the
+bundled corpus/pretrain.txt, its documents reordered per shard) with the original's flags: seq 128, 20
+predictions, dupe 5, masked_lm_prob 0.15. Peak RSS is the largest `ru_maxrss` among the command's processes
+(Beam's worker processes included); CPU seconds are user + system of all of them.
+"""
+
+import os
+import random
+import re
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FLAGS = dict(max_seq_length=128, max_predictions_per_seq=20, masked_lm_prob=0.15, dupe_factor=5,
+             random_seed=12345, short_seq_prob=0.1)
+
+
+def _documents():
+    with open(os.path.join(ROOT, "corpus", "pretrain.txt"), encoding="utf-8") as f:
+        return [d.strip() for d in f.read().split("\n\n") if d.strip()]
+
+
+def write_corpus(folder, shards, documents_per_shard=None):
+    """`shards` files of the bundled corpus's documents, reordered per shard (seeded). Returns the paths."""
+    documents = _documents()
+    os.makedirs(folder, exist_ok=True)
+    paths = []
+    for shard in range(shards):
+        order = list(documents)
+        random.Random(shard).shuffle(order)
+        path = os.path.join(folder, f"part-{shard:05d}.txt")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("\n\n".join(order[:documents_per_shard] if documents_per_shard else order) + "\n")
+        paths.append(path)
+    return paths
+
+
+def write_vocab(path, size=8000):
+    from benchmarks.cases import _quick_vocab
+
+    lines = [line for d in _documents() for line in d.split("\n")]
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(_quick_vocab(lines, size)) + "\n")
+    return path
+
+
+def _run(command, env=None):
+    """Run a command; returns (wall seconds, cpu seconds, peak RSS MB of its largest process, stdout+err)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    proc = subprocess.run(command, cwd=ROOT, capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=ROOT, TF_CPP_MIN_LOG_LEVEL="2", **(env or {})))
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    output = proc.stdout + proc.stderr
+    if proc.returncode:
+        raise RuntimeError(f"{' '.join(command[:4])}... exit {proc.returncode}: {output.strip().splitlines()[-1:]}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, after.ru_maxrss / 1024, output
+
+
+def corpus_builder(impl, shards=8, documents_per_shard=None, dupe_factor=5, workers=1):
+    """Instances/s of one static builder over the same corpus: `original` (Google's script, bert-tensorflow,
+    under tf.compat.v1), `ours` (in-process, shard by shard) or `beam` (DirectRunner, `workers` processes)."""
+    flags = dict(FLAGS, dupe_factor=dupe_factor)
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = write_corpus(os.path.join(tmp, "corpus"), shards, documents_per_shard)
+        vocab = write_vocab(os.path.join(tmp, "vocab.txt"))
+        size_mb = sum(os.path.getsize(p) for p in paths) / 2**20
+        if impl == "original":
+            command = [sys.executable, "-m", "bert.create_pretraining_data", f"--input_file={','.join(paths)}",
+                       f"--output_file={tmp}/original.tfrecord", f"--vocab_file={vocab}",
+                       "--do_lower_case=True"] + [f"--{k}={v}" for k, v in flags.items()]
+            pattern = r"Wrote (\d+) total instances"
+        else:
+            command = [sys.executable, "-m", "recipes.create_pretraining_data", "--input_file",
+                       os.path.join(tmp, "corpus"), "--vocab_file", vocab, "--output_file",
+                       f"{tmp}/out/train-{{shard:05d}}-of-{{num_shards:05d}}.tfrecord", "--num_shards", "4",
+                       "--num_examples_to_print", "0"] + [x for k, v in flags.items() for x in (f"--{k}", str(v))]
+            if impl == "beam":
+                command += ["--runner", "DirectRunner", "--direct_num_workers", str(workers)]
+            pattern = r"Wrote (\d+) instances"
+        wall, cpu, rss, output = _run(command)
+        instances = int(re.findall(pattern, output)[-1])
+    return {"instances": instances, "wall_s": wall, "cpu_s": cpu, "instances_per_s": instances / wall,
+            "instances_per_cpu_s": instances / cpu, "peak_rss_mb": rss, "corpus_mb": size_mb,
+            "shards": shards, "dupe_factor": dupe_factor, "workers": workers if impl == "beam" else 1}
+
+
+def corpus_memory(corpus_mb=400, dupe_factor=1):
+    """Peak RSS of the in-process builder on a `corpus_mb` corpus of 1.4 MB shards, and on its first shard
+    alone (memory grows with the shard, not the corpus)."""
+    shard_mb = os.path.getsize(os.path.join(ROOT, "corpus", "pretrain.txt")) / 2**20
+    shards = max(1, round(corpus_mb / shard_mb))
+    flags = dict(FLAGS, dupe_factor=dupe_factor)
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = write_corpus(os.path.join(tmp, "corpus"), shards)
+        vocab = write_vocab(os.path.join(tmp, "vocab.txt"))
+        for name, inputs in (("one_shard", [paths[0]]), ("corpus", [os.path.join(tmp, "corpus")])):
+            command = [sys.executable, "-m", "recipes.create_pretraining_data", "--input_file", *inputs,
+                       "--vocab_file", vocab, "--output_file", f"{tmp}/{name}/train-{{shard}}.tfrecord",
+                       "--num_shards", "8", "--num_examples_to_print", "0"]
+            command += [x for k, v in flags.items() for x in (f"--{k}", str(v))]
+            wall, cpu, rss, output = _run(command)
+            out[name] = {"instances": int(re.findall(r"Wrote (\d+) instances", output)[-1]), "wall_s": wall,
+                         "peak_rss_mb": rss,
+                         "input_mb": sum(os.path.getsize(p) for p in (paths[:1] if name == "one_shard" else paths)) / 2**20}
+            import shutil
+
+            shutil.rmtree(os.path.join(tmp, name), ignore_errors=True)
+    return {"shards": shards, "dupe_factor": dupe_factor, **out}
+
+
+def dynamic_feed(batch=32, seq=128, predictions=20, batches=200, step_repeats=3, shape="base"):
+    """Input rate of `pretraining_dataset(TFRecord shards, dynamic=True)` (local and through a localhost
+    tf.data service) against the consumption of a BERT-`shape` MLM training step at the same batch."""
+    import tensorflow as tf
+
+    from benchmarks.cases import _build_mlm, _median_time
+    from keras_pretrain.data import pretraining_dataset
+    from keras_pretrain.models.bert.bert_tokenizer import BertTokenizer
+
+    with tempfile.TemporaryDirectory() as tmp:
+        write_corpus(os.path.join(tmp, "corpus"), 4)
+        vocab = write_vocab(os.path.join(tmp, "vocab.txt"))
+        _run([sys.executable, "-m", "recipes.create_pretraining_data", "--input_file", os.path.join(tmp, "corpus"),
+              "--vocab_file", vocab, "--output_file", f"{tmp}/records/train-{{shard}}.tfrecord", "--num_shards", "8",
+              "--num_examples_to_print", "0", "--dupe_factor", "1", "--max_seq_length", str(seq),
+              "--max_predictions_per_seq", str(predictions)])
+        files = sorted(tf.io.gfile.glob(f"{tmp}/records/*.tfrecord"))
+        tokenizer = BertTokenizer(vocabulary=vocab, lowercase=True)
+
+        def rate(**kwargs):
+            dataset = pretraining_dataset(files, tokenizer, seq_length=seq, max_predictions=predictions,
+                                          batch_size=batch, dynamic=True, drop_remainder=True, **kwargs).repeat()
+            iterator = iter(dataset)
+            for _ in range(10):
+                next(iterator)
+            start = time.perf_counter()
+            for _ in range(batches):
+                next(iterator)
+            return batches * batch / (time.perf_counter() - start)
+
+        local = rate()
+        dispatcher = tf.data.experimental.service.DispatchServer()
+        worker = tf.data.experimental.service.WorkerServer(tf.data.experimental.service.WorkerConfig(
+            dispatcher_address=dispatcher.target.split("://")[1]))
+        served = rate(data_service=dispatcher.target)
+        del worker, dispatcher
+    step, _, _ = _build_mlm("ours", shape, batch, seq, predictions)
+    seconds, _ = _median_time(step, step_repeats, 1)
+    consumption = batch / seconds
+    return {"local_seq_per_s": local, "service_seq_per_s": served, "step_seq_per_s": consumption,
+            "step_s": seconds, "batch": batch, "seq": seq, "shape": shape,
+            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def report(by, quick):
+    """(markdown section, targets) from the results keyed (group, label)."""
+    from benchmarks.run import failed, fmt, table
+
+    rows, targets = [], []
+    built = {label: r for (group, label), r in by.items() if group == "corpus" and label.startswith("builder")}
+    base = built.get("builder original", {})
+    for label, r in built.items():
+        problem = failed(r)
+        if problem:
+            rows.append([label, problem, "-", "-", "-", "-", "-", "-"])
+            continue
+        vs = (f"{r['instances_per_s'] / base['instances_per_s']:.2f}x / "
+              f"{r['instances_per_cpu_s'] / base['instances_per_cpu_s']:.2f}x" if base and not failed(base) else "-")
+        rows.append([label, fmt(r["instances"]), fmt(r["instances_per_s"]), fmt(r["instances_per_cpu_s"]), vs,
+                     fmt(r["wall_s"], 1), fmt(r["cpu_s"], 1), fmt(r["peak_rss_mb"])])
+    ok = {k: r for k, r in built.items() if not failed(r)}
+    original, ours = ok.get("builder original"), ok.get("builder ours (in-process)")
+    beam1, beam2 = ok.get("builder beam 1 worker"), ok.get("builder beam 2 workers")
+    sections = []
+    if rows:
+        corpus = next(iter(ok.values()), {})
+        sections.append(
+            f"### Static pretraining data (seq 128, 20 predictions, dupe {corpus.get('dupe_factor', '?')}; "
+            f"{corpus.get('shards', '?')} shards, {corpus.get('corpus_mb', 0):.1f} MB; whole commands, start-up "
+            f"included)\n\n"
+            + table(["builder", "instances", "instances/s", "instances per CPU-second", "vs original (wall / CPU)",
+                     "wall s", "CPU s", "peak RSS MB"], rows))
+    if original and ours:
+        per_core = ours["instances_per_cpu_s"] / original["instances_per_cpu_s"]
+        targets.append(("Static data: ours in-process >= 3x Google's original per core (instances per CPU-second)",
+                        f"{per_core:.2f}x ({ours['instances_per_s'] / original['instances_per_s']:.2f}x wall)",
+                        per_core >= 3.0))
+    if beam1 and beam2:
+        speedup = beam2["instances_per_s"] / beam1["instances_per_s"]
+        targets.append(("Static data: Beam DirectRunner 2 workers >= 1.7x 1 worker", f"{speedup:.2f}x",
+                        speedup >= 1.7))
+    m = by.get(("corpus", "memory"))
+    if m is not None:
+        problem = failed(m)
+        if problem:
+            sections.append(f"### Memory at corpus scale\n\n{problem}")
+        else:
+            c, one = m["corpus"], m["one_shard"]
+            sections.append(
+                f"### Memory at corpus scale (in-process, dupe {m['dupe_factor']})\n\n" + table(
+                    ["input", "MB", "instances", "wall s", "peak RSS MB"],
+                    [["first shard alone", fmt(one["input_mb"], 1), fmt(one["instances"]), fmt(one["wall_s"], 1),
+                      fmt(one["peak_rss_mb"])],
+                     [f"whole corpus ({m['shards']} shards)", fmt(c["input_mb"]), fmt(c["instances"]),
+                      fmt(c["wall_s"], 1), fmt(c["peak_rss_mb"])]]))
+            targets.append((f"Static data: peak RSS < 1 GB on a {c['input_mb']:.0f} MB corpus (in-process)",
+                            f"{c['peak_rss_mb']:.0f} MB (one shard: {one['peak_rss_mb']:.0f} MB)",
+                            c["peak_rss_mb"] < 1024))
+    d = by.get(("corpus", "dynamic feed"))
+    if d is not None:
+        problem = failed(d)
+        if problem:
+            sections.append(f"### Dynamic input pipeline\n\n{problem}")
+        else:
+            sections.append(
+                f"### Dynamic input pipeline (TFRecord shards, interleave, masked in the graph; batch {d['batch']}, "
+                f"seq {d['seq']})\n\n" + table(
+                    ["what", "sequences/s", "x the step's consumption"],
+                    [["pretraining_dataset(dynamic=True), local", fmt(d["local_seq_per_s"]),
+                      f"{d['local_seq_per_s'] / d['step_seq_per_s']:.1f}x"],
+                     ["the same through a localhost tf.data service (1 worker)", fmt(d["service_seq_per_s"]),
+                      f"{d['service_seq_per_s'] / d['step_seq_per_s']:.1f}x"],
+                     [f"BERT-{d['shape']} MLM training step (ours, TensorFlow, this machine)",
+                      fmt(d["step_seq_per_s"], 1), "1x"]]))
+            for name, key in (("local", "local_seq_per_s"), ("tf.data service", "service_seq_per_s")):
+                x = d[key] / d["step_seq_per_s"]
+                targets.append((f"Dynamic input ({name}) >= 5x a BERT-{d['shape']} step's consumption",
+                                f"{x:.1f}x", x >= 5.0))
+    return sections, targets
