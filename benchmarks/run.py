@@ -482,6 +482,8 @@ def main(argv=None):
                              "loaded shared machine 1 is steadier than torch's default (all cores), whose "
                              "OpenMP threads wait for descheduled peers")
     parser.add_argument("--json", default=None, help="also write the raw results to this JSON file")
+    parser.add_argument("--match", default=None,
+                        help="only the cases whose label holds this text (e.g. --only corpus --match builder)")
     args = parser.parse_args(argv)
     args.only = [g.strip() for g in args.only.split(",") if g.strip()]
     args.backends = [b.strip() for b in args.backends.split(",") if b.strip()]
@@ -490,12 +492,12 @@ def main(argv=None):
         parser.error(f"unknown group or backend: {', '.join(unknown)}")
     output = args.output
     if output is None:
-        output = RESULTS if not args.quick and set(args.only) == set(GROUPS) else "-"
+        output = RESULTS if not args.quick and set(args.only) == set(GROUPS) and not args.match else "-"
 
     info = machine()
     load_start = loadavg()
     started = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M")
-    cases = plan(args)
+    cases = [c for c in plan(args) if not args.match or args.match in c[1]]
     results = []
     t0 = time.perf_counter()
     for i, (group, label, backend, case, kwargs) in enumerate(cases, 1):

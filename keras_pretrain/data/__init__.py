@@ -33,6 +33,8 @@ _LAZY = {
     "pretraining_dataset": "keras_pretrain.data.pipeline",
     "create_training_instances": "keras_pretrain.data.pipeline",
     "tokenize_documents": "keras_pretrain.data.pipeline",
+    "ShardBuilder": "keras_pretrain.data.shards",
+    "StaticDataSettings": "keras_pretrain.data.shards",
     "target_counts": "keras_pretrain.data.baselines",
     "unigram_accuracy": "keras_pretrain.data.baselines",
     "lm_blocks": "keras_pretrain.data.lm",

@@ -14,8 +14,10 @@ import random
 
 from keras_pretrain.data.corpus import CorpusStats, read_documents
 from keras_pretrain.data.masking import DEFAULT_SPECIAL_TOKENS, get_masking
-from keras_pretrain.data.pipeline import create_training_instances, tokenize_documents, tokenizer_vocabulary
 from keras_pretrain.errors import ConfigError
+
+# TensorFlow (tokenizer, tf.data helpers) is imported by the builder itself, not by this module: a Beam
+# launcher that only builds the pipeline starts without it.
 
 OBJECTIVES = ("nsp", "sop", "full_sentences", "doc_sentences")
 MASKINGS = ("token", "whole_word", "ngram", "knowledge")
@@ -148,6 +150,7 @@ class ShardBuilder:
     """
 
     def __init__(self, settings):
+        from keras_pretrain.data.pipeline import tokenizer_vocabulary
         from keras_pretrain.data.tfrecords import InstanceSerializer
 
         self.settings = settings
@@ -176,6 +179,8 @@ class ShardBuilder:
         Raises:
             CorpusFormatError: with `strict`, on the shard's first bad line, empty document or an empty shard.
         """
+        from keras_pretrain.data.pipeline import create_training_instances, tokenize_documents
+
         s = self.settings
         stats = CorpusStats()
         documents = tokenize_documents(

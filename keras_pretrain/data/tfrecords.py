@@ -6,8 +6,6 @@ ALBERT's `token_boundary` are ignored by the reader).
 
 import struct
 
-import tensorflow as tf
-
 from keras_pretrain.data.features import FEATURE_NAMES, FLOAT_FEATURES, instance_to_features
 from keras_pretrain.errors import ConfigError
 
@@ -33,6 +31,8 @@ def shard_paths(pattern, num_shards):
 
 def features_to_example(features):
     """A `tf.train.Example` of a feature dict (int64 lists; float list for `masked_lm_weights`)."""
+    import tensorflow as tf
+
     feature = {}
     for name, values in features.items():
         if name in FLOAT_FEATURES:
@@ -173,6 +173,8 @@ def write_instances(instances, output_files, vocabulary, max_seq_length, max_pre
     Returns:
         The number of examples written.
     """
+    import tensorflow as tf
+
     if isinstance(output_files, str):
         output_files = [output_files]
     for path in output_files:
@@ -199,6 +201,8 @@ def write_instances(instances, output_files, vocabulary, max_seq_length, max_pre
 
 def feature_spec(max_seq_length, max_predictions_per_seq):
     """The `tf.io.parse_example` spec of the original input function."""
+    import tensorflow as tf
+
     spec = {}
     for name in FEATURE_NAMES:
         if name in ("input_ids", "input_mask", "segment_ids"):
@@ -217,6 +221,8 @@ def parse_examples(serialized, max_seq_length, max_predictions_per_seq):
 
     `next_sentence_labels` loses its length-1 axis (shape (B,) for a batch).
     """
+    import tensorflow as tf
+
     parsed = tf.io.parse_example(serialized, feature_spec(max_seq_length, max_predictions_per_seq))
     out = {}
     for name in FEATURE_NAMES:
@@ -253,6 +259,8 @@ def read_tfrecords(
     Raises:
         FileNotFoundError: the pattern matches no file.
     """
+    import tensorflow as tf
+
     patterns = [file_pattern] if isinstance(file_pattern, str) else list(file_pattern)
     files = []
     for pattern in patterns:

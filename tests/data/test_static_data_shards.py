@@ -149,3 +149,12 @@ def test_beam_refuses_to_overwrite_and_names_files_as_in_process(tmp_path, capsy
     for bad in ("out/{shard}-SET-{num_shards}", "out/{index}.tfrecord"):
         with pytest.raises(ConfigError):
             output_layout(bad, 2)
+
+
+def test_beam_options_without_a_runner_are_refused(tmp_path, capsys):
+    _shards(tmp_path)
+    with pytest.raises(SystemExit) as e:
+        _run(tmp_path, "none", ["--direct_num_workers", "2"])
+    assert e.value.code == 2
+    assert "unrecognized arguments: --direct_num_workers 2 (Beam pipeline options need --runner)" in capsys.readouterr().err
+    assert not (tmp_path / "none").exists()
