@@ -10,6 +10,8 @@ Special tokens are never candidates.
 """
 
 import dataclasses
+import itertools
+import operator
 import random as random_lib
 
 from keras_pretrain.data.instances import TrainingInstance
@@ -91,17 +93,6 @@ def _segment_run(tokens, start, end, segmenter):
         units.append(list(range(k, k + len(word))))
         k += len(word)
     return units
-
-
-def _positions(tokens, token):
-    """Every position of `token` in `tokens`, ascending (list.index: a C scan)."""
-    i = -1
-    while True:
-        try:
-            i = tokens.index(token, i + 1)
-        except ValueError:
-            return
-        yield i
 
 
 def shuffle(rng, x):
@@ -276,11 +267,8 @@ class TokenMasking(MaskingStrategy):
     def __call__(self, tokens, rng):
         # The shared core for one-position units, with the same draws: the first `num_to_predict`
         # shuffled candidates are taken (none can overlap or overflow).
-        order = list(range(len(tokens)))
-        present = self.special_tokens.intersection(tokens)  # usually [CLS] and [SEP]: found by index()
-        if present:
-            for position in sorted((p for token in present for p in _positions(tokens, token)), reverse=True):
-                del order[position]
+        is_special = map(self.special_tokens.__contains__, tokens)
+        order = list(itertools.compress(range(len(tokens)), map(operator.not_, is_special)))
         shuffle(rng, order)
         chosen = order[:self.num_to_predict(len(tokens))]
         output = list(tokens)
