@@ -13,14 +13,13 @@ import dataclasses
 import random
 
 from keras_pretrain.data.corpus import CorpusStats, read_documents
-from keras_pretrain.data.masking import DEFAULT_SPECIAL_TOKENS, get_masking
+from keras_pretrain.data.instances import OBJECTIVES, TrainingInstance
+from keras_pretrain.data.masking import DEFAULT_SPECIAL_TOKENS, MASKINGS, get_masking
 from keras_pretrain.errors import ConfigError
 
 # TensorFlow (tokenizer, tf.data helpers) is imported by the builder itself, not by this module: a Beam
 # launcher that only builds the pipeline starts without it.
 
-OBJECTIVES = ("nsp", "sop", "full_sentences", "doc_sentences")
-MASKINGS = ("token", "whole_word", "ngram", "knowledge")
 # The counts of a shard; the recipe and the Beam pipeline report these (Beam as counters).
 COUNTERS = ("instances", "random_next", "masked_positions") + CorpusStats.COUNTS
 
@@ -51,7 +50,7 @@ class StaticDataSettings:
         if self.objective not in OBJECTIVES:
             raise ConfigError(f"Unknown objective {self.objective!r}; expected one of {OBJECTIVES}.")
         if self.masking not in MASKINGS:
-            raise ConfigError(f"Unknown masking {self.masking!r}; expected one of {MASKINGS}.")
+            raise ConfigError(f"Unknown masking {self.masking!r}; expected one of {tuple(MASKINGS)}.")
 
 
 class RecordBuffer:
@@ -205,7 +204,7 @@ class ShardBuilder:
 
 
 def describe_record(record, vocabulary):
-    """The original script's readable form of one serialized record (`tokens: ...` lines)."""
+    """The original script's readable form of one serialized record (`TrainingInstance.__str__`)."""
     import tensorflow as tf
 
     feature = tf.train.Example.FromString(record).features.feature
@@ -215,10 +214,10 @@ def describe_record(record, vocabulary):
 
     n = sum(ints("input_mask"))
     k = int(sum(feature["masked_lm_weights"].float_list.value))
-    return (
-        f"tokens: {' '.join(vocabulary[i] for i in ints('input_ids')[:n])}\n"
-        f"segment_ids: {' '.join(str(x) for x in ints('segment_ids')[:n])}\n"
-        f"is_random_next: {bool(ints('next_sentence_labels')[0])}\n"
-        f"masked_lm_positions: {' '.join(str(x) for x in ints('masked_lm_positions')[:k])}\n"
-        f"masked_lm_labels: {' '.join(vocabulary[i] for i in ints('masked_lm_ids')[:k])}\n\n"
-    )
+    return str(TrainingInstance(
+        tokens=[vocabulary[i] for i in ints("input_ids")[:n]],
+        segment_ids=ints("segment_ids")[:n],
+        is_random_next=bool(ints("next_sentence_labels")[0]),
+        masked_lm_positions=ints("masked_lm_positions")[:k],
+        masked_lm_labels=[vocabulary[i] for i in ints("masked_lm_ids")[:k]],
+    ))
