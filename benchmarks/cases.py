@@ -585,6 +585,7 @@ CASES = {
     "matmul": matmul,
     "corpus_builder": bench_corpus.corpus_builder,
     "corpus_memory": bench_corpus.corpus_memory,
+    "parallel_ceiling": bench_corpus.parallel_ceiling,
     "dynamic_feed": bench_corpus.dynamic_feed,
 }
 

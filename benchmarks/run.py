@@ -99,6 +99,8 @@ def plan(args):
                                    ("beam", "builder beam 1 worker", {"workers": 1}),
                                    ("beam", "builder beam 2 workers", {"workers": 2})):
             cases.append(("corpus", label, "tensorflow", "corpus_builder", dict(impl=impl, **size, **extra)))
+        cases.append(("corpus", "builder machine ceiling", None, "parallel_ceiling",
+                      dict(n=2_000_000, rounds=1) if quick else {}))
         cases.append(("corpus", "memory", "tensorflow", "corpus_memory",
                       dict(corpus_mb=3) if quick else dict(corpus_mb=400)))
         cases.append(("corpus", "dynamic feed", "tensorflow", "dynamic_feed",

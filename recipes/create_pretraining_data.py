@@ -40,7 +40,10 @@ def build_parser():
     p.add_argument("--output_file", required=True,
                    help="Output file, or a pattern with {shard} and {num_shards} fields; "
                         "comma-separated list allowed (as the original). Existing files are never overwritten.")
-    p.add_argument("--num_shards", type=int, default=1, help="Shards for a pattern output_file.")
+    p.add_argument("--num_shards", type=int, default=1,
+                   help="Shards for a pattern output_file. With --runner, 0 lets the runner choose: each worker "
+                        "writes the records it builds to its own files (no regrouping of the records: the "
+                        "fastest on a cluster; the file count is the runner's).")
     p.add_argument("--do_lower_case", action=argparse.BooleanOptionalAction, default=True,
                    help="Lower-case (and strip accents) the input: uncased vocabularies.")
     p.add_argument("--objective", choices=OBJECTIVES, default="nsp",
@@ -90,8 +93,8 @@ def check_args(parser, args):
         parser.error(f"--short_seq_prob must be in [0, 1], got {args.short_seq_prob}")
     if args.dupe_factor < 1:
         parser.error(f"--dupe_factor must be >= 1, got {args.dupe_factor}")
-    if args.num_shards < 1:
-        parser.error(f"--num_shards must be >= 1, got {args.num_shards}")
+    if args.num_shards < 1 and not (args.num_shards == 0 and args.runner):
+        parser.error(f"--num_shards must be >= 1 (or 0 with --runner: the runner's choice), got {args.num_shards}")
     if args.ngram < 1:
         parser.error(f"--ngram must be >= 1, got {args.ngram}")
     if not os.path.isfile(args.vocab_file):
@@ -118,16 +121,29 @@ def check_args(parser, args):
 
 def check_outputs(parser, args):
     """Every output file must be new and its folder writable (exit 2 before any work)."""
-    try:
-        args.output_files = output_files(args)
-    except (KeyError, IndexError, ValueError) as e:
-        parser.error(f"--output_file: bad pattern {args.output_file!r} ({e!r}); use {{shard}} and {{num_shards}}")
-    if len(set(args.output_files)) != len(args.output_files):
-        parser.error(f"--output_file: the same file appears twice in {args.output_files}")
-    for path in args.output_files:
-        if os.path.lexists(path):
-            parser.error(f"--output_file: {path} already exists; nothing is overwritten (remove it or choose another name)")
-        folder = os.path.dirname(os.path.abspath(path))
+    if args.num_shards == 0:  # the runner names the files: none of any shard count may exist yet
+        import glob
+
+        from keras_pretrain.data.tfrecords import shard_glob
+
+        args.output_files = []
+        existing = sorted(glob.glob(shard_glob(args.output_file)))
+        if existing:
+            parser.error(f"--output_file: {existing[0]} already exists ({len(existing)} files match "
+                         f"{args.output_file}); nothing is overwritten (remove them or choose another name)")
+        folders = {os.path.dirname(os.path.abspath(args.output_file))}
+    else:
+        try:
+            args.output_files = output_files(args)
+        except (KeyError, IndexError, ValueError) as e:
+            parser.error(f"--output_file: bad pattern {args.output_file!r} ({e!r}); use {{shard}} and {{num_shards}}")
+        if len(set(args.output_files)) != len(args.output_files):
+            parser.error(f"--output_file: the same file appears twice in {args.output_files}")
+        for path in args.output_files:
+            if os.path.lexists(path):
+                parser.error(f"--output_file: {path} already exists; nothing is overwritten (remove it or choose another name)")
+        folders = dict.fromkeys(os.path.dirname(os.path.abspath(path)) for path in args.output_files)
+    for folder in folders:
         try:
             os.makedirs(folder, exist_ok=True)
             with tempfile.NamedTemporaryFile(dir=folder, prefix=".write-check-"):
@@ -236,7 +252,7 @@ def build_with_beam(parser, args, beam_args, start):
     except ImportError:
         parser.error("--runner needs Apache Beam: pip install 'keras-pretrain[beam]'")
     from keras_pretrain.data import beam as static_beam
-    from keras_pretrain.data.tfrecords import shard_paths
+    from keras_pretrain.data.tfrecords import shard_glob, shard_paths
     from keras_pretrain.errors import ConfigError
 
     local = not any("://" in p for a in args.input_file for p in a.split(","))
@@ -247,12 +263,19 @@ def build_with_beam(parser, args, beam_args, start):
             args.input_files = static_beam.match_files([p for a in args.input_file for p in a.split(",") if p])
         except (OSError, ValueError) as e:
             parser.error(f"--input_file: {e}")
+        if args.num_shards < 0:
+            parser.error(f"--num_shards must be >= 0 with --runner (0: the runner's choice), got {args.num_shards}")
         args.output_files = shard_paths(args.output_file, args.num_shards)
     if "," in args.output_file:
         parser.error("--output_file: with --runner, give a pattern ({shard}, {num_shards}) or a prefix, not a list")
     for path in args.output_files:
         if FileSystems.exists(path):
             parser.error(f"--output_file: {path} already exists; nothing is overwritten (remove it or choose another name)")
+    if not args.num_shards:
+        existing = FileSystems.match([shard_glob(args.output_file)])[0].metadata_list
+        if existing:
+            parser.error(f"--output_file: {existing[0].path} already exists ({len(existing)} files match "
+                         f"{args.output_file}); nothing is overwritten (remove them or choose another name)")
     try:
         static_beam.output_layout(args.output_file, args.num_shards)
         settings = settings_from(args)
@@ -262,9 +285,9 @@ def build_with_beam(parser, args, beam_args, start):
     if (args.runner == "DirectRunner" and "--direct_running_mode" not in " ".join(beam_args)
             and any(a.startswith("--direct_num_workers") for a in beam_args)):
         options += ["--direct_running_mode", "multi_processing"]  # real parallelism, not threads
-    print(f"*** Beam pipeline on {args.runner}: {len(args.input_files)} shards -> {len(args.output_files)} files ***",
-          flush=True)
-    folder = os.path.dirname(os.path.abspath(args.output_files[0])) if local else None
+    outputs = f"{len(args.output_files)} files" if args.num_shards else "the runner's files"
+    print(f"*** Beam pipeline on {args.runner}: {len(args.input_files)} shards -> {outputs} ***", flush=True)
+    folder = os.path.dirname(os.path.abspath((args.output_files or [args.output_file])[0])) if local else None
     before = set(os.listdir(folder)) if folder else set()
     try:
         pipeline = beam.Pipeline(options=PipelineOptions(options))
@@ -282,6 +305,9 @@ def build_with_beam(parser, args, beam_args, start):
         return 1
     counts = static_beam.counters(result)
     missing = [p for p in args.output_files if not FileSystems.exists(p)]
+    if not args.num_shards:
+        args.output_files = sorted(m.path for m in FileSystems.match([shard_glob(args.output_file)])[0].metadata_list)
+        missing = [] if args.output_files else [args.output_file]
     if missing:
         print(f"create_pretraining_data: the pipeline did not write {missing}", file=sys.stderr)
         return 1

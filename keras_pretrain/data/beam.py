@@ -74,7 +74,8 @@ def static_data(pipeline, files, settings, pattern, num_shards):
         files: list of input file paths (local, gs:// ... as the runner's workers read them).
         settings: `shards.StaticDataSettings`.
         pattern: output pattern (see `output_layout`).
-        num_shards: int.
+        num_shards: int; 0 lets the runner choose: each bundle's records are written by the worker that built
+            them (no regrouping of the records through the runner's shuffle; as many files as bundles).
 
     Returns:
         The `WriteToTFRecord` result (the written file names).

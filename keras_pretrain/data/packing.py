@@ -114,6 +114,9 @@ def pack_lists(packing, segments, cls, sep, seq_length=None):
     """
     if seq_length is not None:
         segments = truncate(segments, seq_length - num_special_tokens(packing, len(segments)))
+    elif packing == "bert" and len(segments) == 2:  # `layout`'s BERT pair, written out: the builders' hot path
+        a, b = segments
+        return [cls, *a, sep, *b, sep], [0] * (len(a) + 2) + [1] * (len(b) + 1)
     tokens, types = [], []
     for part, type_id in layout(packing, len(segments)):
         part = list(segments[part]) if isinstance(part, int) else [cls if part == "cls" else sep]

@@ -4,6 +4,7 @@ Files written here load in the original Google scripts and theirs load here (ext
 ALBERT's `token_boundary` are ignored by the reader).
 """
 
+import re
 import struct
 
 from keras_pretrain.data.features import FEATURE_NAMES, FLOAT_FEATURES, instance_to_features
@@ -27,6 +28,13 @@ def shard_paths(pattern, num_shards):
     if num_shards == 1:
         return [pattern]
     return [f"{pattern}-{i:05d}-of-{num_shards:05d}" for i in range(num_shards)]
+
+
+def shard_glob(pattern):
+    """A glob matching the files of `shard_paths(pattern, n)` for any `n` (fields become `*`)."""
+    if "{" in pattern:
+        return re.sub(r"\{(shard|num_shards)(:[^}]*)?\}", "*", pattern)
+    return f"{pattern}-*-of-*"
 
 
 def features_to_example(features):

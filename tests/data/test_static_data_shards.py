@@ -108,6 +108,28 @@ def test_beam_records_do_not_depend_on_the_run_or_the_workers(tmp_path, capsys):
     assert _records(one) == _records(two) != _records(seed)
 
 
+def test_beam_with_the_runners_file_count_writes_the_same_records_where_they_are_built(tmp_path, capsys):
+    pytest.importorskip("apache_beam")
+    code, local, _ = _run(tmp_path, "local", [], capsys)
+    assert code == 0
+    runner = ["--runner", "DirectRunner", "--direct_num_workers", "2", "--direct_running_mode", "multi_threading"]
+    code, pattern, out = _run(tmp_path, "beam", runner + ["--num_shards", "0"], capsys)
+    assert code == 0, out
+    files = sorted(glob.glob(os.path.join(os.path.dirname(pattern), "*")))
+    assert files and all(re.fullmatch(r"train-(\d{5})-of-(\d{5})\.tfrecord", os.path.basename(f)) for f in files)
+    assert [f"  {f}" for f in files] == [x for x in out.splitlines() if x.startswith("  ")]
+    assert sorted(r.numpy() for f in files for r in tf.data.TFRecordDataset(f)) == _records(local)
+    # A second run refuses before any work, whatever file count the first one chose; in-process needs >= 1.
+    for extra in (runner + ["--num_shards", "0"], ["--num_shards", "0"]):
+        with pytest.raises(SystemExit) as e:
+            _run(tmp_path, "beam", extra)
+        assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert f"{files[0]} already exists ({len(files)} files match" in err
+    assert "--num_shards must be >= 1 (or 0 with --runner: the runner's choice), got 0" in err
+    assert sorted(glob.glob(os.path.join(os.path.dirname(pattern), "*"))) == files
+
+
 def test_bad_shards_are_counted_and_skipped_then_refused_with_strict(tmp_path, capsys):
     pytest.importorskip("apache_beam")
     _shards(tmp_path, bad=True)

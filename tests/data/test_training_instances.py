@@ -178,3 +178,17 @@ def test_readable_form():
         "tokens", "segment_ids", "is_random_next", "masked_lm_positions", "masked_lm_labels"
     ]
     assert lines[0].startswith("tokens: [CLS] ") and text.endswith("\n\n")
+
+
+def test_bert_pair_packing_follows_the_layout():
+    from keras_pretrain.data.packing import layout, pack_lists
+
+    a, b = ["x1", "x2", "x3"], ["y1"]
+    expected = ([], [])
+    for part, type_id in layout("bert", 2):
+        tokens = [a, b][part] if isinstance(part, int) else ["[CLS]" if part == "cls" else "[SEP]"]
+        expected[0].extend(tokens)
+        expected[1].extend([type_id] * len(tokens))
+    assert pack_lists("bert", [a, b], "[CLS]", "[SEP]") == expected
+    assert pack_lists("bert", [a, b], "[CLS]", "[SEP]", seq_length=9) == expected
+    assert expected == (["[CLS]", "x1", "x2", "x3", "[SEP]", "y1", "[SEP]"], [0, 0, 0, 0, 0, 1, 1])
