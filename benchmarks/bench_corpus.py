@@ -243,11 +243,12 @@ def report(by, quick):
             "Two CPU-bound Python processes at once on this machine (the same loop alone, then two copies "
             "together, interleaved): " + ", ".join(f"{x:.2f}x" for x in ceiling["ratios"])
             + " the throughput of one; no 2-worker run can do better.")
-    if beam1 and beam2:
-        speedup = beam2["instances_per_s"] / beam1["instances_per_s"]
+    if beam1 and beam2 and beam1["steady_instances_per_s"] and beam2["steady_instances_per_s"]:
+        speedup = beam2["steady_instances_per_s"] / beam1["steady_instances_per_s"]
         bound = f"; the machine gives two processes {ceiling['median']:.2f}x" if ceiling and not failed(ceiling) else ""
-        targets.append(("Static data: Beam DirectRunner 2 workers >= 1.7x 1 worker", f"{speedup:.2f}x{bound}",
-                        speedup >= 1.7))
+        targets.append(("Static data: Beam DirectRunner 2 workers >= 1.7x 1 worker (instances/s after start-up)",
+                        f"{speedup:.2f}x ({beam2['instances_per_s'] / beam1['instances_per_s']:.2f}x with "
+                        f"start-up{bound})", speedup >= 1.7))
     m = by.get(("corpus", "memory"))
     if m is not None:
         problem = failed(m)
