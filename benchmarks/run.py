@@ -25,7 +25,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(ROOT, "benchmarks", "RESULTS.md")
-GROUPS = ("matmul", "mlm", "inference", "generation", "data", "corpus")
+GROUPS = ("matmul", "mlm", "inference", "generation", "data", "corpus", "precision")
 BACKENDS = ("tensorflow", "jax", "torch")
 # The encoder families timed for inference (shapes in benchmarks.cases.ENCODERS); the family list itself is
 # keras_pretrain.families.
@@ -105,6 +105,12 @@ def plan(args):
                       dict(corpus_mb=3) if quick else dict(corpus_mb=400)))
         cases.append(("corpus", "dynamic feed", "tensorflow", "dynamic_feed",
                       dict(batches=10, shape="tiny", step_repeats=1) if quick else {}))
+    if "precision" in args.only:
+        for backend in args.backends:
+            cases.append(("precision", f"step {backend}", backend, "mlm_precision",
+                          dict(shape="tiny", rounds=2) if quick else {}))
+            cases.append(("precision", f"curve {backend}", backend, "precision_curve",
+                          dict(shape="tiny", steps=30, window=5) if quick else {}))
     return cases
 
 
@@ -406,6 +412,11 @@ def build_report(results, args, info, load_start, load_end, started, wall):
     corpus_sections, corpus_targets = bench_corpus.report(by, args.quick)
     sections += corpus_sections
     targets += corpus_targets
+    from benchmarks import bench_precision
+
+    precision_sections, precision_targets = bench_precision.report(by, args.quick)
+    sections += precision_sections
+    targets += precision_targets
 
     # Targets.
     if targets:

@@ -1,0 +1,180 @@
+"""bfloat16 mixed precision on the CPU (issue 22): our BERT MLM step in float32 and in Keras'
+`mixed_bfloat16` on each backend, and the loss curves of the two policies on the bundled corpus.
+
+Both policies are built in one process (the backend of `KERAS_BACKEND`) from the same seed, and their steps
+are timed in alternating rounds, so a load change on the shared machine hits both alike.
+"""
+
+import os
+import random
+import statistics
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+POLICIES = ("float32", "mixed_bfloat16")
+
+
+def cpu_bf16_units():
+    """The CPU's bfloat16 instruction flags (avx512_bf16, amx_bf16, ...), from /proc/cpuinfo; [] if none."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
+    except OSError:
+        return []
+    return sorted(flag for flag in set(flags) if "bf16" in flag or flag.startswith("amx"))
+
+
+def _with_policy(policy, fn):
+    import keras
+
+    keras.mixed_precision.set_global_policy(policy)
+    try:
+        return fn()
+    finally:
+        keras.mixed_precision.set_global_policy("float32")
+
+
+def mlm_precision(shape="base", batch=8, seq=128, predictions=20, rounds=4):
+    """Step time of our MLM pretrainer (`BertPretrainer(sentence_head=False)`, AdamW) in float32 and in
+    mixed_bfloat16, rounds alternating; speed-up = median float32 step / median bfloat16 step."""
+    from benchmarks.cases import _backend, _build_mlm
+
+    steps = {p: _with_policy(p, lambda: _build_mlm("ours", shape, batch, seq, predictions)[0]) for p in POLICIES}
+    first = {}
+    for policy in POLICIES:
+        start = time.perf_counter()
+        _with_policy(policy, steps[policy])  # compiles and runs once
+        first[policy] = time.perf_counter() - start
+    times = {p: [] for p in POLICIES}
+    for r in range(rounds):
+        for policy in (POLICIES if r % 2 == 0 else POLICIES[::-1]):
+            start = time.perf_counter()
+            _with_policy(policy, steps[policy])
+            times[policy].append(time.perf_counter() - start)
+    medians = {p: statistics.median(t) for p, t in times.items()}
+    return {"backend": _backend(), "shape": shape, "batch": batch, "times": times, "first_step_s": first,
+            "float32_step_s": medians["float32"], "bf16_step_s": medians["mixed_bfloat16"],
+            "speedup": medians["float32"] / medians["mixed_bfloat16"], "cpu_bf16_units": cpu_bf16_units()}
+
+
+def _corpus_batches(vocab_size, seq, predictions, count, seed=0):
+    """`count` masked instances of the bundled corpus (static token masking, the original's draws) as arrays,
+    with the WordPiece vocabulary learned for the benchmarks."""
+    import tempfile
+
+    from benchmarks.bench_corpus import write_vocab
+    from keras_pretrain.data.corpus import read_documents
+    from keras_pretrain.data.features import instances_to_arrays
+    from keras_pretrain.data.masking import TokenMasking
+    from keras_pretrain.data.pipeline import create_training_instances, tokenize_documents, tokenizer_vocabulary
+    from keras_pretrain.models.bert.bert_tokenizer import BertTokenizer
+
+    with tempfile.TemporaryDirectory() as tmp:
+        tokenizer = BertTokenizer(vocabulary=write_vocab(os.path.join(tmp, "vocab.txt"), vocab_size),
+                                  lowercase=True)
+    vocabulary = tokenizer_vocabulary(tokenizer)
+    documents = tokenize_documents(read_documents([os.path.join(ROOT, "corpus", "pretrain.txt")]), tokenizer)
+    masking = TokenMasking(rate=0.15, max_predictions=predictions, vocabulary=vocabulary)
+    instances = []
+    rng = random.Random(seed)
+    while len(instances) < count:
+        instances += create_training_instances(documents, "nsp", masking, seq, 1, 0.1, rng)
+    arrays = instances_to_arrays(instances[:count], vocabulary, seq, predictions)
+    return len(vocabulary), arrays
+
+
+def precision_curve(shape="small", steps=300, batch=16, seq=128, predictions=20, window=20, learning_rate=5e-4):
+    """The MLM loss of `steps` steps on the bundled corpus in float32 and in mixed_bfloat16, from the same
+    weights and batches: moving averages over `window` steps, and their largest relative gap."""
+    import keras
+    import numpy as np
+
+    from benchmarks.cases import MLM_SHAPES, _backend
+    from keras_pretrain.models.bert import BertBackbone, BertPretrainer
+    from keras_pretrain.optimizers import AdamW
+
+    dims = MLM_SHAPES[shape]
+    vocab_size, data = _corpus_batches(8000, seq, predictions, steps * batch)
+
+    def train():
+        keras.utils.set_random_seed(0)
+        backbone = BertBackbone(vocabulary_size=vocab_size, num_layers=dims["L"], num_heads=dims["A"],
+                                hidden_dim=dims["H"], intermediate_dim=dims["I"])
+        model = BertPretrainer(backbone, sentence_head=False)
+        model.compile(optimizer=AdamW(learning_rate, weight_decay=0.01))
+        losses = []
+        start = time.perf_counter()
+        for i in range(steps):
+            rows = slice(i * batch, (i + 1) * batch)
+            x = {"token_ids": data["input_ids"][rows], "segment_ids": data["segment_ids"][rows],
+                 "padding_mask": data["input_mask"][rows], "masked_lm_positions": data["masked_lm_positions"][rows]}
+            out = model.train_on_batch(x, {"mlm": data["masked_lm_ids"][rows]},
+                                       sample_weight={"mlm": data["masked_lm_weights"][rows]}, return_dict=True)
+            losses.append(float(out["loss"]))
+        return losses, time.perf_counter() - start
+
+    curves, seconds = {}, {}
+    for policy in POLICIES:
+        curves[policy], seconds[policy] = _with_policy(policy, train)
+
+    def smooth(values):
+        return np.convolve(values, np.ones(window) / window, mode="valid")
+
+    f32, bf16 = smooth(curves["float32"]), smooth(curves["mixed_bfloat16"])
+    gap = np.abs(bf16 - f32) / f32
+    return {"backend": _backend(), "shape": shape, "steps": steps, "batch": batch, "window": window,
+            "losses": curves, "seconds": seconds, "max_gap": float(gap.max()), "final_gap": float(gap[-1]),
+            "first_loss": {p: float(np.mean(c[:window])) for p, c in curves.items()},
+            "final_loss": {p: float(np.mean(c[-window:])) for p, c in curves.items()}}
+
+
+def report(by, quick):
+    """(markdown sections, targets) of the precision group, from the results keyed (group, label)."""
+    from benchmarks.run import failed, fmt, table
+
+    sections, targets, rows = [], [], []
+    steps = {label: r for (group, label), r in by.items() if group == "precision" and label.startswith("step")}
+    units = None
+    for label, r in steps.items():
+        problem = failed(r)
+        if problem:
+            rows.append([label, problem, "-", "-", "-"])
+            continue
+        units = r["cpu_bf16_units"]
+        rows.append([r["backend"], fmt(r["float32_step_s"], 2), fmt(r["bf16_step_s"], 2), f"{r['speedup']:.2f}x",
+                     f"{r['first_step_s']['float32']:.0f} / {r['first_step_s']['mixed_bfloat16']:.0f}"])
+    if rows:
+        shape = next((r["shape"] for r in steps.values() if not failed(r)), "?")
+        sections.append(
+            f"### bfloat16 mixed precision (ours, BERT-{shape} MLM step, batch 8, seq 128; float32 and "
+            f"mixed_bfloat16 in one process, rounds alternating)\n\n"
+            + table(["backend", "float32 step s", "mixed_bfloat16 step s", "speed-up", "first step s (f32 / bf16)"],
+                    rows)
+            + f"\n\nThe CPU's bfloat16 instructions (/proc/cpuinfo): {', '.join(units) if units else 'none'}.")
+    ok = [r for r in steps.values() if not failed(r)]
+    curves = {label: r for (group, label), r in by.items() if group == "precision" and label.startswith("curve")}
+    curve_rows = []
+    for label, r in curves.items():
+        problem = failed(r)
+        if problem:
+            curve_rows.append([label, problem, "-", "-", "-"])
+            continue
+        curve_rows.append([r["backend"], f"{r['first_loss']['float32']:.3f} -> {r['final_loss']['float32']:.3f}",
+                           f"{r['first_loss']['mixed_bfloat16']:.3f} -> {r['final_loss']['mixed_bfloat16']:.3f}",
+                           f"{100 * r['max_gap']:.2f}%", f"{100 * r['final_gap']:.2f}%"])
+    if curve_rows:
+        r = next((r for r in curves.values() if not failed(r)), {})
+        sections.append(
+            f"### Loss curves, float32 vs mixed_bfloat16 (BERT-{r.get('shape', '?')}, {r.get('steps', '?')} steps of "
+            f"batch {r.get('batch', '?')} on the bundled corpus, same weights and batches; moving averages over "
+            f"{r.get('window', '?')} steps)\n\n"
+            + table(["backend", "float32 loss (first -> last)", "bf16 loss (first -> last)", "largest gap",
+                     "gap at the end"], curve_rows))
+    if ok:
+        best = max(ok, key=lambda r: r["speedup"])
+        curve = next((c for c in curves.values() if not failed(c) and c["backend"] == best["backend"]), None)
+        gap = f", loss curve within {100 * curve['max_gap']:.2f}%" if curve else ", no loss curve"
+        targets.append(("bf16 mixed precision >= 1.5x float32 on the best backend (BERT-base MLM step), loss "
+                        "curve within 2%", f"{best['speedup']:.2f}x on {best['backend']}{gap}",
+                        best["speedup"] >= 1.5 and curve is not None and curve["max_gap"] <= 0.02))
+    return sections, targets
