@@ -19,7 +19,7 @@ import time
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import numpy as np  # noqa: E402
-from benchmarks import bench_corpus  # noqa: E402
+from benchmarks import bench_corpus, bench_precision  # noqa: E402
 
 # Encoder shapes: layers, hidden, heads, intermediate, vocabulary (+ family extras).
 MLM_SHAPES = {
@@ -586,6 +586,8 @@ CASES = {
     "corpus_builder": bench_corpus.corpus_builder,
     "corpus_memory": bench_corpus.corpus_memory,
     "parallel_ceiling": bench_corpus.parallel_ceiling,
+    "mlm_precision": bench_precision.mlm_precision,
+    "precision_curve": bench_precision.precision_curve,
     "dynamic_feed": bench_corpus.dynamic_feed,
 }
 
