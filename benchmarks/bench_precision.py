@@ -83,7 +83,7 @@ def _corpus_batches(vocab_size, seq, predictions, count, seed=0):
     return len(vocabulary), arrays
 
 
-def precision_curve(shape="small", steps=300, batch=16, seq=128, predictions=20, window=20, learning_rate=5e-4):
+def precision_curve(shape="small", steps=300, batch=8, seq=128, predictions=20, window=20, learning_rate=5e-4):
     """The MLM loss of `steps` steps on the bundled corpus in float32 and in mixed_bfloat16, from the same
     weights and batches: moving averages over `window` steps, and their largest relative gap."""
     import keras

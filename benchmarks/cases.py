@@ -19,7 +19,7 @@ import time
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import numpy as np  # noqa: E402
-from benchmarks import bench_corpus, bench_precision  # noqa: E402
+from benchmarks import bench_corpus, bench_precision, bench_serving  # noqa: E402
 
 # Encoder shapes: layers, hidden, heads, intermediate, vocabulary (+ family extras).
 MLM_SHAPES = {
@@ -273,7 +273,7 @@ def mlm_ab(shape, batch, seq=128, predictions=20, rounds=6, matmul_n=2048, full_
 # --- (2) Encoder inference and GPT generation ------------------------------------------------------
 
 
-def _our_encoder(family, d):
+def _our_encoder(family, d, outputs=("sequence_output",)):
     import keras
 
     from keras_pretrain import families
@@ -289,7 +289,9 @@ def _our_encoder(family, d):
     backbone = cls(**common)
     # Only the last hidden states, as transformers returns by default (no per-layer outputs to host).
     inputs = {name: backbone.input[name] for name in backbone.input}
-    return keras.Model(inputs, backbone(inputs)["sequence_output"]), sorted(inputs), backbone.count_params()
+    out = backbone(inputs)
+    out = [out[name] for name in outputs] if len(outputs) > 1 else out[outputs[0]]
+    return keras.Model(inputs, out), sorted(inputs), backbone.count_params()
 
 
 def _hf_encoder(family, d):
@@ -587,6 +589,7 @@ CASES = {
     "corpus_memory": bench_corpus.corpus_memory,
     "parallel_ceiling": bench_corpus.parallel_ceiling,
     "mlm_precision": bench_precision.mlm_precision,
+    "encoder_int8": bench_serving.encoder_int8,
     "precision_curve": bench_precision.precision_curve,
     "dynamic_feed": bench_corpus.dynamic_feed,
 }

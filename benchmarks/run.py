@@ -25,7 +25,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(ROOT, "benchmarks", "RESULTS.md")
-GROUPS = ("matmul", "mlm", "inference", "generation", "data", "corpus", "precision")
+GROUPS = ("matmul", "mlm", "inference", "generation", "data", "corpus", "precision", "serving")
 BACKENDS = ("tensorflow", "jax", "torch")
 # The encoder families timed for inference (shapes in benchmarks.cases.ENCODERS); the family list itself is
 # keras_pretrain.families.
@@ -109,8 +109,13 @@ def plan(args):
         for backend in args.backends:
             cases.append(("precision", f"step {backend}", backend, "mlm_precision",
                           dict(shape="tiny", rounds=2) if quick else {}))
-            cases.append(("precision", f"curve {backend}", backend, "precision_curve",
-                          dict(shape="tiny", steps=30, window=5) if quick else {}))
+        # 2 x 300 small-shape steps take minutes on 2 cores: the loss curves on one backend.
+        cases.append(("precision", f"curve {args.inference_backend}", args.inference_backend, "precision_curve",
+                      dict(shape="tiny", steps=30, window=5) if quick else {}))
+    if "serving" in args.only:
+        for family in INFERENCE_FAMILIES:
+            cases.append(("serving", f"int8 {family}", args.inference_backend, "encoder_int8",
+                          dict(family=family, tiny=quick, rounds=2 if quick else 3)))
     return cases
 
 
@@ -417,6 +422,11 @@ def build_report(results, args, info, load_start, load_end, started, wall):
     precision_sections, precision_targets = bench_precision.report(by, args.quick)
     sections += precision_sections
     targets += precision_targets
+    from benchmarks import bench_serving
+
+    serving_sections, serving_targets = bench_serving.report(by, args.quick)
+    sections += serving_sections
+    targets += serving_targets
 
     # Targets.
     if targets:

@@ -11,6 +11,11 @@ from keras_pretrain.layers.dropout import dropout
 _LARGE_NEGATIVE = -1e9
 
 
+def _quantized(layer):
+    """Whether `model.quantize(...)` replaced `layer`'s kernel (then only its own call applies the scales)."""
+    return getattr(layer, "quantization_mode", None) is not None
+
+
 def _merge_masks(padding_mask, attention_mask):
     """Boolean mask [B, 1, S] or [B, T, S] (True = visible key), or None."""
     mask = None
@@ -173,9 +178,11 @@ class TransformerEncoder(keras_hub.layers.TransformerEncoder):
         hidden = kv_shape[2]
 
         def project(inputs, dense, shape):
+            heads = (shape[0], shape[1], self.num_heads, attention._key_dim)
+            if _quantized(dense):  # an int8 kernel and its scales: the layer's own call
+                return dense(ops.reshape(inputs, (shape[0], shape[1], hidden)))
             kernel = ops.reshape(dense.kernel, (hidden, -1))
             y = ops.matmul(inputs, kernel) + ops.reshape(dense.bias, (-1,))
-            heads = (shape[0], shape[1], self.num_heads, attention._key_dim)
             return ops.reshape(y, heads)
 
         query = project(queries, attention._query_dense, q_shape)
@@ -212,6 +219,8 @@ class TransformerEncoder(keras_hub.layers.TransformerEncoder):
             row_visible = ops.cast(ops.any(mask, axis=-1), context.dtype)
             context = context * row_visible[:, :, None, None]
         output = attention._output_dense
+        if _quantized(output):
+            return ops.reshape(output(context), (-1, hidden))
         context = ops.reshape(context, (-1, hidden))
         kernel = ops.reshape(output.kernel, (-1, ops.shape(output.kernel)[-1]))
         return ops.matmul(context, kernel) + output.bias

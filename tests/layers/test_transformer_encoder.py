@@ -170,3 +170,29 @@ def test_query_positions_gradients_equal_the_gathered_full_output():
     assert moved > 1e-4  # the step changed the weights
     for full_step, positions_step in zip(*trained):
         assert_all_close(positions_step, full_step, atol=1e-5, what="weights after one step")
+
+
+def _quantized_int8(layer):
+    """A model of `layer` (padding mask included) after `Model.quantize("int8")` (the layer is shared)."""
+    x, padding = keras.Input((7, HIDDEN)), keras.Input((7,), dtype="int32")
+    model = keras.Model([x, padding], layer(x, padding_mask=padding))
+    model.quantize("int8")
+    return model
+
+
+@pytest.mark.parametrize("normalize_first", [False, True])
+def test_int8_quantized_block_matches_keras_hub_quantized(normalize_first):
+    """After `quantize("int8")` the fused attention path uses the int8 kernels with their scales (it read the
+    raw int8 values before: outputs off by several units)."""
+    reference, ours = pair(normalize_first, dropout=0.1)  # keras-hub's masked-softmax path, as above
+    x, padding, _ = inputs()
+    float_out = keras.ops.convert_to_numpy(ours(x, padding_mask=padding))
+    expected = keras.ops.convert_to_numpy(_quantized_int8(reference)([x, padding]))
+    actual = keras.ops.convert_to_numpy(_quantized_int8(ours)([x, padding]))
+    assert_all_close(actual, expected, atol=1e-4, what="int8 outputs")
+    error = np.abs(actual - float_out).max()
+    assert 0 < error < 0.1, error  # quantized (not the float path), and close to it
+    positions = np.array([[0, 3], [1, 5], [4, 0]], "int32")
+    rows = keras.ops.convert_to_numpy(ours(x, padding_mask=padding, query_positions=positions))
+    assert_all_close(rows, np.take_along_axis(actual, positions[:, :, None], axis=1), atol=1e-4,
+                     what="int8 rows at query_positions")
