@@ -69,7 +69,7 @@ def build_parser():
     parser.add_argument("--eval-batches", type=int, default=8, help="held-out batches for the accuracy before/after")
     parser.add_argument("--lowercase", default=True, type=common.boolean, help="lower-case the text (uncased vocabulary): true or false")
     parser.add_argument("--dropout", type=float, default=None, help="dropout of the demo configuration / override of the preset's (default: 0 for ALBERT as v2, else 0.1)")
-    parser.add_argument("--mixed-precision", default=None, choices=["mixed_float16", "mixed_bfloat16"], help="Keras mixed-precision policy (float16 uses loss scaling)")
+    parser.add_argument("--mixed-precision", default=None, choices=["bf16", "fp16", "mixed_bfloat16", "mixed_float16"], help="Keras mixed-precision policy: bf16 = mixed_bfloat16, fp16 = mixed_float16 (float16 uses loss scaling); on a CPU without bfloat16 instructions bf16 is slower than float32 (benchmarks/RESULTS.md)")
     parser.add_argument("--distribution", default="auto", choices=["auto", "none", "mirrored", "multi_worker", "tpu", "data_parallel", "model_parallel", "ddp"], help="auto: TPU (TPU_NAME), all GPUs / JAX devices, or DDP under torchrun (multi_worker only when named: it reads TF_CONFIG); see keras_pretrain.distribute")
     parser.add_argument("--seed", type=int, default=0, help="seeds the data (instances, masks, order) and the weights")
     parser.add_argument("--out", default=None, help="output folder (default: runs/<model>-<time>); a new folder, or the folder of an interrupted run with the same settings to resume it")
@@ -99,6 +99,10 @@ def check_args(parser, args):
     if args.init is not None:
         check_init(parser, args)
     args.model = args.model or "albert"
+    if args.mixed_precision:  # one spelling in the run's settings (a resume compares them)
+        from keras_pretrain.distribute.precision import ALIASES
+
+        args.mixed_precision = ALIASES.get(args.mixed_precision, args.mixed_precision)
     if args.model not in MODELS:
         parser.error(f"unknown model {args.model!r}; choose one of {', '.join(MODELS)}")
     paths = common.corpus_paths(parser, args.corpus)

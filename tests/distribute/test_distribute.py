@@ -247,3 +247,19 @@ def test_names_and_wrong_backend():
     with pytest.raises(ConfigError, match="backend"):
         get_distribution(other)
     assert set(NAMES) >= {"auto", "mirrored", "multi_worker", "tpu", "data_parallel", "model_parallel", "ddp"}
+
+
+def test_short_policy_names():
+    import keras
+
+    from keras_pretrain.distribute import set_mixed_precision
+    from keras_pretrain.errors import ConfigError
+
+    try:
+        assert set_mixed_precision("bf16").name == "mixed_bfloat16"
+        assert set_mixed_precision("fp16").name == "mixed_float16"
+        assert set_mixed_precision(None).name == "float32"
+        with pytest.raises(ConfigError, match="'bf8'.*'bf16'"):
+            set_mixed_precision("bf8")
+    finally:
+        keras.mixed_precision.set_global_policy("float32")
