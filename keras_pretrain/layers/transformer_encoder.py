@@ -178,12 +178,11 @@ class TransformerEncoder(keras_hub.layers.TransformerEncoder):
         hidden = kv_shape[2]
 
         def project(inputs, dense, shape):
-            heads = (shape[0], shape[1], self.num_heads, attention._key_dim)
             if _quantized(dense):  # an int8 kernel and its scales: the layer's own call
                 return dense(ops.reshape(inputs, (shape[0], shape[1], hidden)))
             kernel = ops.reshape(dense.kernel, (hidden, -1))
             y = ops.matmul(inputs, kernel) + ops.reshape(dense.bias, (-1,))
-            return ops.reshape(y, heads)
+            return ops.reshape(y, (shape[0], shape[1], self.num_heads, attention._key_dim))
 
         query = project(queries, attention._query_dense, q_shape)
         key = project(x, attention._key_dense, kv_shape)
