@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 BACKENDS ?= tensorflow jax torch
 export TF_CPP_MIN_LOG_LEVEL ?= 2
 
-.PHONY: install demo test test-large bench clean
+.PHONY: install demo test test-large bench bench-full clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,9 @@ test-large: install
 
 bench: install
 	$(PY) -m benchmarks.run
+
+bench-full: install
+	$(PY) -m benchmarks.run --full
 
 clean:
 	rm -rf $(VENV) .pytest_cache runs

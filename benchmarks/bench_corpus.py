@@ -152,9 +152,24 @@ def corpus_memory(corpus_mb=400, dupe_factor=1):
     return {"shards": shards, "dupe_factor": dupe_factor, **out}
 
 
-def dynamic_feed(batch=32, seq=128, predictions=20, batches=200, step_repeats=3, shape="base"):
+def write_records(folder, seq=128, predictions=20, copies=4):
+    """8 TFRecord shards of `copies` copies of the bundled corpus (`recipes.create_pretraining_data`, NSP, token
+    masking, dupe factor 1) and their vocabulary, under `folder`. Returns (record files, vocab.txt)."""
+    import tensorflow as tf
+
+    write_corpus(os.path.join(folder, "corpus"), copies)
+    vocab = write_vocab(os.path.join(folder, "vocab.txt"))
+    _run([sys.executable, "-m", "recipes.create_pretraining_data", "--input_file", os.path.join(folder, "corpus"),
+          "--vocab_file", vocab, "--output_file", f"{folder}/records/train-{{shard}}.tfrecord", "--num_shards", "8",
+          "--num_examples_to_print", "0", "--dupe_factor", "1", "--max_seq_length", str(seq),
+          "--max_predictions_per_seq", str(predictions)])
+    return sorted(tf.io.gfile.glob(f"{folder}/records/*.tfrecord")), vocab
+
+
+def dynamic_feed(batch=32, seq=128, predictions=20, batches=200, step_repeats=3, shape="base", copies=4):
     """Input rate of `pretraining_dataset(TFRecord shards, dynamic=True)` (local and through a localhost
-    tf.data service) against the consumption of a BERT-`shape` MLM training step at the same batch."""
+    tf.data service) against the consumption of a BERT-`shape` MLM training step at the same batch (`copies`
+    of the bundled corpus in the shards)."""
     import tensorflow as tf
 
     from benchmarks.cases import _build_mlm, _median_time
@@ -162,13 +177,7 @@ def dynamic_feed(batch=32, seq=128, predictions=20, batches=200, step_repeats=3,
     from keras_pretrain.models.bert.bert_tokenizer import BertTokenizer
 
     with tempfile.TemporaryDirectory() as tmp:
-        write_corpus(os.path.join(tmp, "corpus"), 4)
-        vocab = write_vocab(os.path.join(tmp, "vocab.txt"))
-        _run([sys.executable, "-m", "recipes.create_pretraining_data", "--input_file", os.path.join(tmp, "corpus"),
-              "--vocab_file", vocab, "--output_file", f"{tmp}/records/train-{{shard}}.tfrecord", "--num_shards", "8",
-              "--num_examples_to_print", "0", "--dupe_factor", "1", "--max_seq_length", str(seq),
-              "--max_predictions_per_seq", str(predictions)])
-        files = sorted(tf.io.gfile.glob(f"{tmp}/records/*.tfrecord"))
+        files, vocab = write_records(tmp, seq, predictions, copies)
         tokenizer = BertTokenizer(vocabulary=vocab, lowercase=True)
 
         def rate(**kwargs):

@@ -19,7 +19,7 @@ import time
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import numpy as np  # noqa: E402
-from benchmarks import bench_corpus, bench_precision, bench_serving  # noqa: E402
+from benchmarks import bench_corpus, bench_fit, bench_precision, bench_serving  # noqa: E402
 
 # Encoder shapes: layers, hidden, heads, intermediate, vocabulary (+ family extras).
 MLM_SHAPES = {
@@ -367,8 +367,17 @@ def encoder_inference(impl, family, tiny=False, seq=128, batches=(1, 32), repeat
         results[f"b{batch}_s"] = median
         results[f"b{batch}_times"] = times
         results[f"b{batch}_tokens_per_s"] = batch * seq / median
+    results["forward_flops_per_token"] = encoder_flops_per_token(seq=seq, **d)
+    results["b32_gflops_per_s"] = results["forward_flops_per_token"] * results.get("b32_tokens_per_s", 0) / 1e9
     results["peak_rss_mb"] = _peak_rss_mb()
     return results
+
+
+def encoder_flops_per_token(L, H, I, seq, **_):
+    """Forward FLOPs per token of an encoder: 2 (4 H^2 + 2 H I) for the matmuls (Q, K, V, output, two
+    feed-forward) and 4 T H for attention (scores and weighted values), per layer; embeddings, LayerNorm,
+    softmax and GELU not counted (the same formula as `mlm_step_flops`)."""
+    return L * (2 * (4 * H * H + 2 * H * I) + 4 * seq * H)
 
 
 def gpt_generate(impl, tiny=False, batch=1, prompt=16, new_tokens=32, repeats=3):
@@ -577,6 +586,13 @@ def matmul(library, n=2048, repeats=10):
             "best_gflops_per_s": 2 * n ** 3 / min(times) / 1e9}
 
 
+def family_step(**kwargs):
+    """Each family's own pretraining step vs transformers and keras-hub (`benchmarks.bench_families`)."""
+    from benchmarks import bench_families
+
+    return bench_families.family_step(**kwargs)
+
+
 CASES = {
     "mlm_train": mlm_train,
     "mlm_ab": mlm_ab,
@@ -592,6 +608,9 @@ CASES = {
     "encoder_int8": bench_serving.encoder_int8,
     "precision_curve": bench_precision.precision_curve,
     "dynamic_feed": bench_corpus.dynamic_feed,
+    "family_step": family_step,
+    "fit_vs_step": bench_fit.fit_vs_step,
+    "saved_model_serving": bench_serving.saved_model_serving,
 }
 
 

@@ -1,0 +1,683 @@
+"""Each family's own pretraining step, ours vs transformers (PyTorch) and keras-hub (issue "Performance for
+every family", item 1).
+
+    python -m benchmarks.cases family_step '{"family": "xlnet", "shape": "tiny", "rounds": 1}'
+
+One process per (family, backend): ours (on KERAS_BACKEND) and every reference are built first, each runs
+one compiling step and one warm-up step, then `rounds` rounds each time one step of every implementation, the
+order rotating between rounds. The ratios are paired: the median over rounds of reference step / ours step
+(> 1: ours faster), so load changes on a shared machine hit both alike. Same work everywhere: base sizes,
+batch 8, seq 128, float32, the family's objective and dropout (0.1; ALBERT 0, as its config), AdamW(1e-4,
+weight decay 0.01) (ours: `keras_pretrain.optimizers.AdamW`; keras-hub: Keras' AdamW; transformers: torch's),
+fixed random numpy batches, 15% of the tokens predicted by the masked-LM families (20 of 128).
+
+Work that differs, reported in each result's `notes`: transformers' masked-LM decoders run at every position
+(labels -100 elsewhere), ours at the predicted ones; keras-hub's `AlbertMaskedLM` has no SOP head; the torch
+ELMo is written here (see `_torch_elmo`).
+
+Cost: base sizes take minutes per case on 2 cores (GPT: ~35 s per step each, ~7 minutes for rounds=2 under
+load); ELMo base holds two 407M-parameter softmaxes with their AdamW state (estimated ~15 GB, not run here).
+PyTorch's threads are left as the process gets them (`torch_threads` in the result): on a machine loaded by
+other processes, 2 OpenMP threads made small PyTorch steps 10-50x slower than 1 thread, which inflates ratios
+against transformers.
+"""
+
+import math
+import resource
+import statistics
+import time
+
+import numpy as np
+
+IMPLS = ("ours", "transformers", "keras_hub")
+ERNIE = dict(L=12, H=768, A=12, I=3072, V=18000)  # ERNIE 1.0 base (relu, 513 positions, LayerNorm eps 1e-5)
+XLNET = dict(L=12, H=768, A=12, I=3072, V=32000)  # XLNet-Base
+XLNET_PREDICTIONS = 85  # targets per sequence (the original XLNet setting)
+DISTILLATION = dict(temperature=2.0, alpha_ce=5.0, alpha_mlm=2.0, alpha_cos=1.0)  # the Distiller's defaults
+ELMO_VOCABULARY = 793_471  # bilm-tf's 1B Word Benchmark softmax (train_elmo.py `n_tokens_vocab`)
+ELMO_SAMPLES = 8192  # bilm-tf's `n_negative_samples_batch`
+# Why our parameter count may differ from the reference's (measured: every other family matches exactly).
+PARAMS_WHY = {"elmo": " (nn.LSTM has two bias vectors per layer, our LSTMP one: 4 x lstm_dim per layer)"}
+
+
+# --- Shared helpers -------------------------------------------------------------------------------------
+
+
+def _dims(family, shape):
+    """The sizes of `family` at `shape` ("base" or "tiny"): L, H, A, I, V (+ E for ALBERT)."""
+    from benchmarks.cases import ENCODERS
+    from benchmarks.cases import GPT
+    from benchmarks.cases import TINY
+
+    if shape not in ("base", "tiny"):
+        raise ValueError(f"shape must be 'base' or 'tiny', got {shape!r}")
+    if family == "elmo":
+        config, vocabulary_size, num_sampled = _elmo_config(shape)
+        return dict(L=config["num_layers"], H=config["hidden_dim"], C=config["lstm_dim"], V=vocabulary_size,
+                    S=num_sampled)
+    if shape == "base":
+        return dict({"ernie": ERNIE, "xlnet": XLNET, "gpt": GPT}.get(family) or ENCODERS[family])
+    dims = dict(TINY)
+    if family != "albert":
+        del dims["E"]
+    if family == "gpt":
+        dims["I"] = 4 * dims["H"]  # transformers' OpenAIGPT fixes the feed-forward at 4 H
+    return dims
+
+
+def _elmo_config(shape):
+    """(ElmoBackbone config, softmax vocabulary, sampled candidates) of ELMo at `shape`.
+
+    base: bilm-tf's original model (the `elmo_original` preset: 2 x LSTMP 4096 -> 512, 2048-channel char CNN,
+    2 highway layers) with its 1B Word Benchmark softmax and 8192 samples; tiny: the family's demo
+    configuration, 1000 words, 128 samples. Dropout 0.1 (the family's).
+    """
+    from keras_pretrain import families
+
+    family = families.get("elmo")
+    if shape == "tiny":
+        config, vocabulary_size, num_sampled = dict(family.demo_config), 1000, 128
+    else:
+        config = dict(family.presets["elmo_original"]["config"])
+        vocabulary_size, num_sampled = ELMO_VOCABULARY, ELMO_SAMPLES
+    config["dropout"] = family.dropout
+    return config, vocabulary_size, num_sampled
+
+
+def _keras_params(model):
+    """Trainable parameters of a Keras model (each variable once; no optimizer or memory state)."""
+    seen = {id(v): v for v in model.trainable_weights}
+    return int(sum(np.prod(v.shape) for v in seen.values()))
+
+
+def _torch_params(model):
+    return int(sum(p.numel() for p in model.parameters() if p.requires_grad))
+
+
+def _ours_optimizer():
+    from keras_pretrain.optimizers import AdamW
+
+    return AdamW(1e-4, weight_decay=0.01)
+
+
+def _keras_step(model, x, y=None, sample_weight=None):
+    """`step()` running the model's own `train_on_batch` (its compiled train step); returns the loss."""
+
+    def step():
+        return float(model.train_on_batch(x, y, sample_weight=sample_weight, return_dict=True)["loss"])
+
+    return step
+
+
+def _torch_step(model, loss_fn):
+    """`step()`: `loss_fn()` (forward with labels), backward, torch AdamW step, zero_grad; returns the loss."""
+    import torch
+
+    model.train()
+    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-4, weight_decay=0.01)
+
+    def step():
+        loss = loss_fn()
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        return float(loss.detach())
+
+    return step
+
+
+def _t(array, dtype="int64"):
+    import torch
+
+    return torch.from_numpy(np.ascontiguousarray(array).astype(dtype))
+
+
+def _mlm_data(batch, seq, vocab, sentence_pairs=False):
+    """A fixed masked-LM batch: ours' inputs, the targets, transformers' (B, T) labels (-100 elsewhere)."""
+    from benchmarks.cases import _mlm_batch
+
+    predictions = math.ceil(0.15 * seq)
+    ids, positions, labels, weights = _mlm_batch(batch, seq, vocab, predictions)
+    segments = np.zeros_like(ids)
+    if sentence_pairs:
+        segments[:, seq // 2:] = 1
+    full_labels = np.full(ids.shape, -100, "int64")
+    np.put_along_axis(full_labels, positions, labels, axis=1)
+    sentence = (np.arange(batch) % 2).astype("int32")  # half the pairs in order / IsNext
+    return dict(ids=ids, segments=segments, mask=np.ones_like(ids), positions=positions, labels=labels,
+                weights=weights, full_labels=full_labels, sentence=sentence, predictions=predictions)
+
+
+def _encoder_x(backbone, d, positions_name):
+    """The inputs `backbone` declares (token ids, segment ids, padding mask) plus the masked positions."""
+    x = {"token_ids": d["ids"], "segment_ids": d["segments"], "padding_mask": d["mask"]}
+    return {**{k: v for k, v in x.items() if k in backbone.input}, positions_name: d["positions"]}
+
+
+def _ours_mlm(pretrainer, d, sentence_output=None):
+    """The train step of one of our `MaskedLMPretrainer`s on `_mlm_data` `d`."""
+    pretrainer.compile(optimizer=_ours_optimizer())  # the family's default losses and metrics
+    x = _encoder_x(pretrainer.backbone, d, "masked_lm_positions")
+    y, sw = {"mlm": d["labels"]}, {"mlm": d["weights"]}
+    if sentence_output:
+        y[sentence_output], sw[sentence_output] = d["sentence"], np.ones(len(d["sentence"]), "float32")
+    return _keras_step(pretrainer, x, y, sw), _keras_params(pretrainer)
+
+
+def _keras_hub_mlm(task_cls, backbone, d):
+    """The train step of a keras-hub `*MaskedLM` (its default loss and metric, Keras' AdamW)."""
+    import keras
+
+    model = task_cls(backbone)
+    model.compile(optimizer=keras.optimizers.AdamW(1e-4, weight_decay=0.01))
+    x = _encoder_x(backbone, d, "mask_positions")
+    return _keras_step(model, x, d["labels"], d["weights"]), _keras_params(model)
+
+
+def _hf_mlm(model, d, extra=None):
+    """The train step of a transformers masked-LM model (`labels` (B, T), -100 where nothing is predicted)."""
+    inputs = {"input_ids": _t(d["ids"]), "attention_mask": _t(d["mask"]), "labels": _t(d["full_labels"])}
+    inputs.update(extra or {})
+    return _torch_step(model, lambda: model(**inputs).loss), _torch_params(model)
+
+
+MLM_DECODER_NOTE = ("transformers' MLM decoder runs at every position (labels -100 elsewhere); ours only at "
+                    "the predicted ones")
+
+
+# --- One builder per family: (objective, {impl: builder}, notes) ----------------------------------------
+
+
+def _albert(dims, batch, seq):
+    d = _mlm_data(batch, seq, dims["V"], sentence_pairs=True)
+    sizes = dict(vocabulary_size=dims["V"], num_layers=dims["L"], num_heads=dims["A"], hidden_dim=dims["H"],
+                 intermediate_dim=dims["I"], embedding_dim=dims["E"])
+
+    def ours():
+        from keras_pretrain.models.albert import AlbertBackbone
+        from keras_pretrain.models.albert import AlbertPretrainer
+
+        # dropout 0: the family's config (ALBERT v2 and the published configs train without dropout).
+        return _ours_mlm(AlbertPretrainer(AlbertBackbone(**sizes, dropout=0.0)), d, "sop")
+
+    def transformers():
+        import transformers as t
+
+        config = t.AlbertConfig(vocab_size=dims["V"], embedding_size=dims["E"], hidden_size=dims["H"],
+                                num_hidden_layers=dims["L"], num_attention_heads=dims["A"],
+                                intermediate_size=dims["I"], hidden_act="gelu_new", hidden_dropout_prob=0.0,
+                                attention_probs_dropout_prob=0.0)
+        return _hf_mlm(t.AlbertForPreTraining(config), d, {"token_type_ids": _t(d["segments"]),
+                                                          "sentence_order_label": _t(d["sentence"])})
+
+    def keras_hub():
+        import keras_hub as kh
+
+        return _keras_hub_mlm(kh.models.AlbertMaskedLM, kh.models.AlbertBackbone(**sizes, dropout=0.0), d)
+
+    notes = [MLM_DECODER_NOTE, "keras-hub AlbertMaskedLM: MLM only (no SOP head), so its step does less work",
+             "dropout 0 everywhere (ALBERT's config)"]
+    return f"MLM ({d['predictions']} of {seq}) + SOP", dict(ours=ours, transformers=transformers,
+                                                            keras_hub=keras_hub), notes
+
+
+def _roberta(dims, batch, seq):
+    d = _mlm_data(batch, seq, dims["V"])
+    sizes = dict(vocabulary_size=dims["V"], num_layers=dims["L"], num_heads=dims["A"], hidden_dim=dims["H"],
+                 intermediate_dim=dims["I"], dropout=0.1)
+
+    def ours():
+        from keras_pretrain.models.roberta import RobertaBackbone
+        from keras_pretrain.models.roberta import RobertaPretrainer
+
+        return _ours_mlm(RobertaPretrainer(RobertaBackbone(**sizes)), d)
+
+    def transformers():
+        import transformers as t
+
+        config = t.RobertaConfig(vocab_size=dims["V"], hidden_size=dims["H"], num_hidden_layers=dims["L"],
+                                 num_attention_heads=dims["A"], intermediate_size=dims["I"],
+                                 max_position_embeddings=514, type_vocab_size=1, layer_norm_eps=1e-5,
+                                 pad_token_id=1)
+        return _hf_mlm(t.RobertaForMaskedLM(config), d)
+
+    def keras_hub():
+        import keras_hub as kh
+
+        return _keras_hub_mlm(kh.models.RobertaMaskedLM, kh.models.RobertaBackbone(**sizes), d)
+
+    return f"MLM ({d['predictions']} of {seq})", dict(ours=ours, transformers=transformers,
+                                                      keras_hub=keras_hub), [MLM_DECODER_NOTE]
+
+
+def _ernie(dims, batch, seq):
+    d = _mlm_data(batch, seq, dims["V"], sentence_pairs=True)
+
+    def ours():
+        from keras_pretrain.models.ernie import ErnieBackbone
+        from keras_pretrain.models.ernie import ErniePretrainer
+
+        backbone = ErnieBackbone(vocabulary_size=dims["V"], num_layers=dims["L"], num_heads=dims["A"],
+                                 hidden_dim=dims["H"], intermediate_dim=dims["I"], dropout=0.1,
+                                 layer_norm_epsilon=1e-5)  # relu, 513 positions: ErnieBackbone's defaults
+        return _ours_mlm(ErniePretrainer(backbone), d, "nsp")  # NSP head on: ErniePretrainer's default
+
+    def transformers():
+        import transformers as t
+
+        config = t.ErnieConfig(vocab_size=dims["V"], hidden_size=dims["H"], num_hidden_layers=dims["L"],
+                               num_attention_heads=dims["A"], intermediate_size=dims["I"], hidden_act="relu",
+                               max_position_embeddings=513, layer_norm_eps=1e-5)
+        return _hf_mlm(t.ErnieForPreTraining(config), d, {"token_type_ids": _t(d["segments"]),
+                                                         "next_sentence_label": _t(d["sentence"])})
+
+    return f"MLM ({d['predictions']} of {seq}) + NSP", dict(ours=ours, transformers=transformers), [
+        MLM_DECODER_NOTE, "keras-hub has no ERNIE"]
+
+
+def _distil_bert(dims, batch, seq):
+    d = _mlm_data(batch, seq, dims["V"])
+    # DistilBERT's setting: the student has half the teacher's layers (base: 6 from BERT-base's 12).
+    student_layers, teacher_layers = dims["L"], 2 * dims["L"]
+    common = dict(vocabulary_size=dims["V"], num_heads=dims["A"], hidden_dim=dims["H"],
+                  intermediate_dim=dims["I"], dropout=0.1)
+    temperature = DISTILLATION["temperature"]
+
+    def ours():
+        from keras_pretrain.distill import Distiller
+        from keras_pretrain.models.bert import BertBackbone
+        from keras_pretrain.models.bert import BertPretrainer
+        from keras_pretrain.models.distil_bert import DistilBertBackbone
+        from keras_pretrain.models.distil_bert import DistilBertPretrainer
+
+        teacher = BertPretrainer(BertBackbone(num_layers=teacher_layers, **common), sentence_head=False)
+        student = DistilBertPretrainer(DistilBertBackbone(num_layers=student_layers, **common))
+        distiller = Distiller(teacher, student, **DISTILLATION)
+        distiller.compile(optimizer=_ours_optimizer())
+        x = {"token_ids": d["ids"], "segment_ids": d["segments"], "padding_mask": d["mask"],
+             "masked_lm_positions": d["positions"]}
+        return _keras_step(distiller, x, d["labels"], d["weights"]), _keras_params(student)
+
+    def transformers():
+        import torch
+        import torch.nn.functional as F
+        import transformers as t
+
+        teacher = t.BertForMaskedLM(t.BertConfig(
+            vocab_size=dims["V"], hidden_size=dims["H"], num_hidden_layers=teacher_layers,
+            num_attention_heads=dims["A"], intermediate_size=dims["I"], hidden_act="gelu_new")).eval()
+        teacher.requires_grad_(False)
+        student = t.DistilBertForMaskedLM(t.DistilBertConfig(
+            vocab_size=dims["V"], dim=dims["H"], n_layers=student_layers, n_heads=dims["A"],
+            hidden_dim=dims["I"], dropout=0.1, attention_dropout=0.1))
+        ids, mask, segments = _t(d["ids"]), _t(d["mask"]), _t(d["segments"])
+        rows, positions = torch.arange(batch)[:, None], _t(d["positions"])
+        labels, weights = _t(d["labels"]), _t(d["weights"], "float32")
+
+        def loss_fn():  # the Distiller's loss (keras_pretrain.distill.distiller), term by term
+            with torch.no_grad():
+                t_out = teacher(input_ids=ids, token_type_ids=segments, attention_mask=mask,
+                                output_hidden_states=True)
+            s_out = student(input_ids=ids, attention_mask=mask, output_hidden_states=True)
+            t_logits, s_logits = t_out.logits[rows, positions], s_out.logits[rows, positions]  # (B, P, V)
+            log_t = F.log_softmax(t_logits / temperature, -1)
+            kl = (log_t.exp() * (log_t - F.log_softmax(s_logits / temperature, -1))).sum(-1) * temperature ** 2
+            ce = (kl * weights).sum() / weights.sum().clamp(min=1.0)
+            nll = F.cross_entropy(s_logits.reshape(-1, s_logits.shape[-1]), labels.reshape(-1), reduction="none")
+            mlm = (nll * weights.reshape(-1)).sum() / weights.sum().clamp(min=1.0)
+            s_hidden, t_hidden = s_out.hidden_states[-1], t_out.hidden_states[-1]
+            cos = 1.0 - F.cosine_similarity(s_hidden, t_hidden, dim=-1, eps=1e-8)
+            cos = (cos * mask).sum() / mask.sum().clamp(min=1)
+            return DISTILLATION["alpha_ce"] * ce + DISTILLATION["alpha_mlm"] * mlm + DISTILLATION["alpha_cos"] * cos
+
+        return _torch_step(student, loss_fn), _torch_params(student)
+
+    objective = (f"distillation L{teacher_layers} -> L{student_layers}: {DISTILLATION['alpha_ce']:g} KL*T^2 "
+                 f"(T={temperature:g}) + {DISTILLATION['alpha_mlm']:g} MLM ({d['predictions']} of {seq}) + "
+                 f"{DISTILLATION['alpha_cos']:g} cosine")
+    notes = ["params: the student's (trained); the teacher is frozen, forward only, without dropout",
+             "transformers: teacher and student decoders run at every position (logits then gathered at the "
+             "predictions); ours only at the predicted ones",
+             "keras-hub: no distillation task (skipped)"]
+    return objective, dict(ours=ours, transformers=transformers), notes
+
+
+def _xlnet(dims, batch, seq):
+    from keras_pretrain.data.permutation import PermutationLanguageModeling
+
+    rs = np.random.RandomState(0)
+    ids = rs.randint(10, dims["V"], size=(batch, seq)).astype("int32")
+    segments = np.zeros_like(ids)
+    segments[:, seq // 2:] = 1
+    mem_len, reuse_len = seq, seq // 2  # build_xlnet_pretrainer's defaults
+    sampler = PermutationLanguageModeling(seq, num_predict=XLNET_PREDICTIONS, span_sampler="original",
+                                          perm_size=reuse_len)
+    features = sampler(ids, segment_ids=segments, rng=np.random.default_rng(0))
+    assert features["target_weights"].min() == 1.0, "every sequence should have all 85 targets"
+
+    def ours():
+        from keras_pretrain.pretraining.permutation_lm import build_xlnet_pretrainer
+
+        model = build_xlnet_pretrainer(dims["V"], batch_size=batch, seq_length=seq, dropout=0.1,
+                                       num_layers=dims["L"], num_heads=dims["A"], hidden_dim=dims["H"],
+                                       intermediate_dim=dims["I"])
+        model.compile(optimizer=_ours_optimizer())
+        return _keras_step(model, dict(features)), _keras_params(model)
+
+    def transformers():
+        import transformers as t
+
+        config = t.XLNetConfig(vocab_size=dims["V"], d_model=dims["H"], n_layer=dims["L"], n_head=dims["A"],
+                               d_inner=dims["I"], ff_activation="gelu", untie_r=True, attn_type="bi",
+                               mem_len=mem_len, reuse_len=reuse_len, use_mems_train=True, dropout=0.1)
+        model = t.XLNetLMHeadModel(config)
+        inputs = {"input_ids": _t(ids), "token_type_ids": _t(segments), "attention_mask": _t(features["padding_mask"]),
+                  "perm_mask": _t(features["perm_mask"], "float32"),
+                  "target_mapping": _t(features["target_mapping"], "float32"),
+                  "labels": _t(features["target_ids"])}
+        state = {"mems": None}
+
+        def loss_fn():  # carries the memories from step to step, as ours (transformers detaches them)
+            out = model(**inputs, mems=state["mems"], use_mems=True)
+            state["mems"] = out.mems
+            return out.loss
+
+        return _torch_step(model, loss_fn), _torch_params(model)
+
+    objective = (f"permutation LM, two-stream, {XLNET_PREDICTIONS} targets of {seq}, memories {mem_len} "
+                 f"(reuse {reuse_len})")
+    return objective, dict(ours=ours, transformers=transformers), ["keras-hub has no XLNet"]
+
+
+def _gpt(dims, batch, seq):
+    rs = np.random.RandomState(0)
+    ids = rs.randint(5, dims["V"], size=(batch, seq)).astype("int32")
+
+    def ours():
+        from keras_pretrain.models.gpt import GPTBackbone
+        from keras_pretrain.models.gpt import GPTCausalLM
+
+        backbone = GPTBackbone(vocabulary_size=dims["V"], num_layers=dims["L"], num_heads=dims["A"],
+                               hidden_dim=dims["H"], intermediate_dim=dims["I"], dropout=0.1)
+        model = GPTCausalLM(backbone)
+        model.compile(optimizer=_ours_optimizer())  # default loss and metrics (perplexity, accuracy)
+        return _keras_step(model, {"token_ids": ids, "padding_mask": np.ones_like(ids)}), _keras_params(model)
+
+    def transformers():
+        import transformers as t
+
+        config = t.OpenAIGPTConfig(vocab_size=dims["V"], n_positions=512, n_embd=dims["H"], n_layer=dims["L"],
+                                   n_head=dims["A"], afn="gelu", resid_pdrop=0.1, embd_pdrop=0.1, attn_pdrop=0.1)
+        model = t.OpenAIGPTLMHeadModel(config)
+        inputs = {"input_ids": _t(ids), "attention_mask": _t(np.ones_like(ids)), "labels": _t(ids)}
+        return _torch_step(model, lambda: model(**inputs).loss), _torch_params(model)
+
+    return f"causal LM ({seq - 1} next-token predictions per row)", dict(ours=ours, transformers=transformers), [
+        "keras-hub has no GPT-1 (its GPT2CausalLM is another architecture)"]
+
+
+def _elmo_batch(batch, seq, vocabulary_size, max_characters=50):
+    """Word ids, their ELMo character ids (spelled by their base-26 digits) and the two LMs' targets."""
+    from keras_pretrain.models.elmo.elmo_pretrainer import lm_targets
+    from keras_pretrain.models.elmo.elmo_tokenizer import BOW_CHAR
+    from keras_pretrain.models.elmo.elmo_tokenizer import EOW_CHAR
+    from keras_pretrain.models.elmo.elmo_tokenizer import PAD_CHAR
+
+    ids = np.random.RandomState(0).randint(4, vocabulary_size, size=(batch, seq)).astype("int32")
+    letters = 5
+    digits = (ids[..., None] // 26 ** np.arange(letters)) % 26  # (B, T, 5)
+    length = np.maximum(1, np.ceil(np.log(ids + 1) / np.log(26)).astype("int32"))[..., None]
+    chars = np.full((batch, seq, max_characters), PAD_CHAR, "int32")
+    chars[..., 0] = BOW_CHAR
+    place = np.arange(letters)
+    chars[..., 1:1 + letters] = np.where(place < length, ord("a") + 1 + digits,
+                                         np.where(place == length, EOW_CHAR, PAD_CHAR))
+    chars[..., 1 + letters] = np.where(length[..., 0] == letters, EOW_CHAR, PAD_CHAR)
+    next_ids, previous_ids = lm_targets(ids)
+    return chars, next_ids.astype("int32"), previous_ids.astype("int32")
+
+
+def _torch_elmo(config, vocabulary_size, num_sampled):
+    """ELMo's biLM in plain PyTorch, the same network and loss as `ElmoBiLM` with a sampled softmax.
+
+    Char CNN (16-dim embedding, one `Conv1d` per filter, max over characters, relu), highway layers
+    (carry bias -2), projection to D; forward and backward LMs as two separate stacks of single-layer
+    `nn.LSTM(D, C, proj_size=D)` (dropout on each layer's input, residual from the second layer; the
+    backward LM reads the flipped sequence: the benchmark batch has no padding); output dropout; one softmax
+    (V x D + bias) shared by both directions, trained with `num_sampled` log-uniform candidates drawn per
+    direction and step (the inverse-CDF draw ours uses), log Q subtracted, accidental hits removed. Simplifications:
+    no cell / projection clipping (`nn.LSTM` has none) and `nn.LSTM`'s two biases (4 C more parameters per
+    layer); padding is not handled (none in the batch).
+    """
+    import torch
+    from torch import nn
+
+    D, C, V, S = config["hidden_dim"], config["lstm_dim"], vocabulary_size, num_sampled
+    filters = config["filters"]
+    channels = sum(n for _, n in filters)
+    log_v = math.log(V + 1.0)
+
+    class ElmoBiLM(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.char_embedding = nn.Embedding(config.get("num_characters", 262), config.get("char_embedding_dim", 16))
+            dim = self.char_embedding.embedding_dim
+            self.convolutions = nn.ModuleList(nn.Conv1d(dim, n, w) for w, n in filters)
+            self.highways = nn.ModuleList(nn.Linear(channels, 2 * channels) for _ in range(config["num_highway"]))
+            for highway in self.highways:
+                nn.init.constant_(highway.bias[:channels], -2.0)  # the carry gate's bias
+            self.projection = nn.Linear(channels, D)
+            self.lstms = nn.ModuleList(nn.ModuleList(nn.LSTM(D, C, proj_size=D, batch_first=True)
+                                                     for _ in range(config["num_layers"])) for _ in range(2))
+            self.dropout = nn.Dropout(config["dropout"])
+            self.softmax_weight = nn.Parameter(torch.randn(V, D) / math.sqrt(D))
+            self.softmax_bias = nn.Parameter(torch.zeros(V))
+
+        def tokens(self, chars):
+            b, t, c = chars.shape
+            x = self.char_embedding(chars.reshape(b * t, c)).transpose(1, 2)  # (B*T, 16, 50)
+            x = torch.cat([torch.relu(conv(x).amax(-1)) for conv in self.convolutions], -1)
+            for highway in self.highways:
+                gate, transform = highway(x).chunk(2, -1)
+                gate = torch.sigmoid(gate)
+                x = gate * torch.relu(transform) + (1.0 - gate) * x
+            return self.projection(x).reshape(b, t, D)
+
+        def direction(self, x, lstms):
+            for i, lstm in enumerate(lstms):
+                y = lstm(self.dropout(x))[0]
+                x = y + x if i > 0 else y
+            return self.dropout(x)
+
+        def nll(self, hidden, labels):
+            def log_expected(ids):  # log(S * Q(ids)), Q log-uniform
+                ids = ids.float()
+                return torch.log(S * (torch.log(ids + 2.0) - torch.log(ids + 1.0)) / log_v)
+
+            # S candidates drawn with replacement per call (as ours: one draw per direction and step).
+            sampled = (torch.floor(torch.exp(torch.rand(S) * log_v)) - 1.0).long().clamp(0, V - 1)
+            hidden, labels = hidden.reshape(-1, D), labels.reshape(-1)
+            true = (hidden * self.softmax_weight[labels]).sum(-1) + self.softmax_bias[labels] - log_expected(labels)
+            logits = hidden @ self.softmax_weight[sampled].T + self.softmax_bias[sampled] - log_expected(sampled)
+            logits = logits.masked_fill(labels[:, None] == sampled[None, :], -1e30)
+            nll = torch.logsumexp(torch.cat([true[:, None], logits], -1), -1) - true
+            real = (labels != 0).float()
+            return (nll * real).sum() / real.sum().clamp(min=1.0)
+
+        def forward(self, chars, next_ids, previous_ids):
+            x = self.tokens(chars)
+            forward = self.direction(x, self.lstms[0])
+            backward = self.direction(x.flip(1), self.lstms[1]).flip(1)
+            return self.nll(forward, next_ids) + self.nll(backward, previous_ids)
+
+    return ElmoBiLM()
+
+
+def _elmo(dims, batch, seq, shape):
+    config, V, S = _elmo_config(shape)
+    chars, next_ids, previous_ids = _elmo_batch(batch, seq, V, config.get("max_characters", 50))
+
+    def ours():
+        from keras_pretrain.models.elmo import ElmoBackbone
+        from keras_pretrain.models.elmo import ElmoBiLM
+
+        model = ElmoBiLM(ElmoBackbone(**config), vocabulary_size=V, num_sampled=S, seed=0)
+        model.compile(optimizer=_ours_optimizer())  # default losses (forward + backward) and perplexities
+        x = {"char_ids": chars, "next_token_ids": next_ids, "previous_token_ids": previous_ids}
+        return _keras_step(model, x), _keras_params(model)
+
+    def transformers():
+        model = _torch_elmo(config, V, S)
+        inputs = (_t(chars), _t(next_ids), _t(previous_ids))
+        return _torch_step(model, lambda: model(*inputs)), _torch_params(model)
+
+    objective = f"forward + backward LM, sampled softmax ({S} log-uniform candidates of {V:,} words)"
+    notes = ["transformers has no ELMo: the reference is plain PyTorch written in benchmarks/bench_families.py "
+             "(nn.LSTM with proj_size, no cell / projection clipping)", "keras-hub has no ELMo"]
+    return objective, dict(ours=ours, transformers=transformers), notes
+
+
+BUILDERS = {"albert": _albert, "roberta": _roberta, "ernie": _ernie, "distil_bert": _distil_bert,
+            "xlnet": _xlnet, "gpt": _gpt, "elmo": _elmo}
+
+
+# --- The case -------------------------------------------------------------------------------------------
+
+
+def family_step(family, shape="base", batch=8, seq=128, rounds=4, refs=None):
+    """Times one training step of `family`'s pretraining objective: ours vs its references, one process.
+
+    Args:
+        family: a name of `keras_pretrain.families` with a builder here (`BUILDERS`).
+        shape: "base" (the published base sizes) or "tiny" (`benchmarks.cases.TINY`; ELMo: the family's
+            demo configuration), seconds per family and backend.
+        batch, seq: batch size and sequence length.
+        rounds: timed rounds; each times one step of every implementation, the order rotating.
+        refs: the references to build, a subset of ("transformers", "keras_hub"); None: every one the family
+            has (keras-hub: ALBERT and RoBERTa only).
+
+    Returns:
+        A JSON-serialisable dict: family, backend, shape, batch, seq, objective, rounds; per implementation
+        (`ours`, `transformers`, `keras_hub`) {step_s (median), times, first_step_s, build_s, params,
+        loss_first, loss_last} (or {error}); `vs_transformers` and `vs_keras_hub` (median over rounds of
+        reference step / ours step: > 1 = ours faster; None when not measured); notes; peak_rss_mb.
+    """
+    import keras
+    import torch
+
+    if family not in BUILDERS:
+        raise ValueError(f"no pretraining step for family {family!r}; known: {', '.join(BUILDERS)}")
+    backend = keras.config.backend()
+    dims = _dims(family, shape)
+    args = (dims, batch, seq, shape) if family == "elmo" else (dims, batch, seq)
+    objective, builders, notes = BUILDERS[family](*args)
+    if isinstance(refs, str):
+        refs = [ref for ref in refs.split(",") if ref]
+    wanted = ("transformers", "keras_hub") if refs is None else tuple(refs)
+    result = {"family": family, "backend": backend, "shape": shape, "batch": batch, "seq": seq,
+              "objective": objective, "rounds": rounds, "dims": dims, "torch_threads": torch.get_num_threads()}
+    steps = {}
+    for impl in [i for i in IMPLS if i in builders and (i == "ours" or i in wanted)]:
+        keras.utils.set_random_seed(0)
+        torch.manual_seed(0)
+        start = time.perf_counter()
+        try:
+            steps[impl], params = builders[impl]()
+        except Exception as e:  # noqa: BLE001 - a reference that cannot be built here is reported, not fatal
+            if impl == "ours":
+                raise  # our own failure is the case's error
+            result[impl] = {"error": f"{type(e).__name__}: {e}"}
+            notes.append(f"{impl} not measured: {type(e).__name__}: {str(e)[:200]}")
+            continue
+        result[impl] = {"params": params, "build_s": time.perf_counter() - start}
+    names = list(steps)
+    for name in names:  # compilation (untimed), then one warm-up step each
+        start = time.perf_counter()
+        result[name]["loss_first"] = steps[name]()
+        result[name]["first_step_s"] = time.perf_counter() - start
+    for name in names:
+        steps[name]()
+    times = {name: [] for name in names}
+    for r in range(rounds):
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            start = time.perf_counter()
+            result[name]["loss_last"] = steps[name]()
+            times[name].append(time.perf_counter() - start)
+    for name in names:
+        result[name].update(times=times[name], step_s=statistics.median(times[name]) if times[name] else None)
+    for ref in ("transformers", "keras_hub"):
+        paired = None
+        if ref in times and times[ref] and times["ours"]:
+            paired = statistics.median(t / o for t, o in zip(times[ref], times["ours"]))
+        result[f"vs_{ref}"] = paired
+    ours_params, hf_params = result["ours"]["params"], result.get("transformers", {}).get("params")
+    if hf_params and abs(ours_params - hf_params) > 0.01 * hf_params:
+        notes.append(f"params differ by more than 1%: ours {ours_params:,}, transformers {hf_params:,}"
+                     + PARAMS_WHY.get(family, ""))
+    result["notes"] = notes
+    result["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    return result
+
+
+# --- Report ---------------------------------------------------------------------------------------------
+
+
+def report(by, quick):
+    """(markdown sections, targets) of the families group.
+
+    Args:
+        by: dict (group, label) -> result; group "families", label f"{family} {backend}".
+        quick: the run is `--quick` (tiny shapes).
+
+    Returns:
+        `([section], [(target, measured, passed), ...])`: one table (a row per family and backend) and, per
+        family, ">= 1.2x transformers" and (ALBERT, RoBERTa) ">= 1.1x keras-hub", measured on the family's
+        best backend (the one where our step is fastest), every backend's ratio in the measured text (base-size
+        results only: none from a `--quick` run).
+    """
+    from benchmarks.run import failed
+    from benchmarks.run import fmt
+    from benchmarks.run import table
+
+    def step(impl):
+        return fmt(impl["step_s"], 3) if "step_s" in impl else impl.get("error", "-")[:80]
+
+    rows, measured, shapes = [], {}, set()
+    for (group, label), r in by.items():
+        if group != "families":
+            continue
+        family, _, backend = label.partition(" ")
+        problem = failed(r)
+        if problem:
+            rows.append([family, backend, problem] + ["-"] * 7)
+            continue
+        shapes.add(f"{r['shape']}, batch {r['batch']}, seq {r['seq']}")
+        ours, hf, kh = r["ours"], r.get("transformers", {}), r.get("keras_hub", {})
+        vs_hf, vs_kh = r.get("vs_transformers"), r.get("vs_keras_hub")
+        if r["shape"] == "base":  # the targets read base-size steps only (not --quick's tiny ones)
+            measured.setdefault(family, {})[backend] = (ours.get("step_s"), vs_hf, vs_kh)
+        rows.append([
+            family, backend, r["objective"], step(ours), step(hf), f"{vs_hf:.2f}x" if vs_hf else "-",
+            step(kh), f"{vs_kh:.2f}x" if vs_kh else "-",
+            f"{fmt(ours.get('params'))} / {fmt(hf.get('params'))}",
+            "; ".join(r.get("notes", [])),
+        ])
+        rows[-1] = [str(cell).replace("|", "/") for cell in rows[-1]]
+    if not rows:
+        return [], []
+    targets = []
+    for family, per_backend in measured.items():
+        best = min(per_backend, key=lambda b: per_backend[b][0] or float("inf"))
+        for index, ref, need in ((1, "transformers", 1.2), (2, "keras-hub", 1.1)):
+            ratios = {b: v[index] for b, v in per_backend.items() if v[index]}
+            if best not in ratios:
+                continue
+            others = ", ".join(f"{b} {v:.2f}x" for b, v in sorted(ratios.items()))
+            targets.append((f"{family} pretraining step: ours >= {need}x {ref} (best backend)",
+                            f"{ratios[best]:.2f}x ({best}); {others}", ratios[best] >= need))
+    title = ("### Each family's pretraining step (its own objective; AdamW, float32; ours, transformers and "
+             f"keras-hub in one process, rounds rotating the order; ratios = median of per-round reference / ours; "
+             f"{'; '.join(sorted(shapes)) or '-'})")
+    header = ["family", "backend", "objective", "ours step s", "transformers step s", "ours vs transformers (paired)",
+              "keras-hub step s", "ours vs keras-hub (paired)", "params (ours / transformers)", "notes"]
+    return [title + "\n\n" + table(header, rows)], targets
