@@ -119,3 +119,31 @@ def split_digit_comma(sentence_piece, ids):
     last = tf.where(resplit, comma, ids.flat_values)[:, None]
     rows = tf.concat([tf.cast(encoded, ids.dtype), last], axis=1)
     return ids.with_flat_values(rows).merge_dims(-2, -1)
+
+
+class ReloadsSentencePiece:
+    """Mixin for keras-hub `SentencePieceTokenizer` subclasses (ALBERT, XLNet): an eager call after
+    `tf.random.set_seed` (which `keras.utils.set_random_seed` calls) still tokenizes.
+
+    Setting TensorFlow's global seed eagerly drops the resource that tensorflow-text's `SentencepieceOp`
+    created for the model, and the next eager `tokenize` failed with `NotFoundError: Resource ...
+    SentencepieceResource does not exist`. On that error, eagerly, the op is rebuilt from `proto` (keras-hub
+    does it when `_sentence_piece` is None) and the call made again; graphs (`tf.data`, exported
+    preprocessors) build their own op and are not affected.
+    """
+
+    def tokenize(self, inputs):
+        return self._with_live_model(super().tokenize, inputs)
+
+    def detokenize(self, inputs):
+        return self._with_live_model(super().detokenize, inputs)
+
+    def _with_live_model(self, function, inputs):
+        tf = _tf()
+        try:
+            return function(inputs)
+        except tf.errors.NotFoundError:
+            if not tf.executing_eagerly() or getattr(self, "_sentence_piece", None) is None:
+                raise
+            self._sentence_piece = None  # rebuilt from `self.proto` by keras-hub on the next call
+            return function(inputs)

@@ -32,6 +32,7 @@ from keras_hub.src.utils.tensor_utils import preprocessing_function
 
 from keras_pretrain.models.bert.bert_tokenizer import PresetPreprocessorMixin
 from keras_pretrain.models.sentencepiece_text import COMBINING
+from keras_pretrain.models.sentencepiece_text import ReloadsSentencePiece
 from keras_pretrain.models.sentencepiece_text import _tf
 from keras_pretrain.models.sentencepiece_text import lower_utf8  # noqa: F401 - re-exported
 from keras_pretrain.models.sentencepiece_text import normalize
@@ -52,7 +53,7 @@ def preprocess_text(inputs, lowercase=True, keep_accents=False):
 
 
 @keras.saving.register_keras_serializable(package="keras_pretrain")
-class AlbertTokenizer(keras_hub.models.AlbertTokenizer):
+class AlbertTokenizer(ReloadsSentencePiece, keras_hub.models.AlbertTokenizer):
     """SentencePiece tokenizer for ALBERT v2 (`30k-clean.model`), in-graph.
 
     Gives the ids of the original `encode_ids(sp, preprocess_text(text,

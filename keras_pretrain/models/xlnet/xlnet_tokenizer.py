@@ -21,6 +21,7 @@ import keras
 import keras_hub
 
 from keras_pretrain.models.sentencepiece_text import NONSPACING
+from keras_pretrain.models.sentencepiece_text import ReloadsSentencePiece
 from keras_pretrain.models.sentencepiece_text import normalize
 
 
@@ -33,7 +34,7 @@ def preprocess_text(inputs, lowercase=False):
 
 
 @keras.saving.register_keras_serializable(package="keras_pretrain")
-class XLNetTokenizer(keras_hub.tokenizers.SentencePieceTokenizer):
+class XLNetTokenizer(ReloadsSentencePiece, keras_hub.tokenizers.SentencePieceTokenizer):
     """SentencePiece tokenizer for XLNet (`spiece.model`), in-graph.
 
     Args:

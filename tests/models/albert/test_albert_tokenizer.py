@@ -66,3 +66,22 @@ def test_zh_wordpiece(tmp_path):
     expected = [ZH_VOCAB.index(t) for t in ["我", "是", "中", "国", "人", "，", "hello"]]
     assert ids == expected
     assert (tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.pad_token_id) == (2, 3, 0)
+
+
+@pytest.mark.parametrize("family", ["albert", "xlnet"])
+def test_tokenizes_after_the_global_seed_is_set(spiece, family):
+    # `keras.utils.set_random_seed` sets TensorFlow's seed, which eagerly drops tensorflow-text's
+    # SentencePiece resource: the next eager call failed with NotFoundError (both SentencePiece families
+    # share the fix, keras_pretrain.models.sentencepiece_text.ReloadsSentencePiece).
+    import keras
+
+    from keras_pretrain.models.xlnet import XLNetTokenizer
+
+    cls = {"albert": AlbertTokenizer, "xlnet": XLNetTokenizer}[family]
+    tokenizer = cls(os.path.join(spiece, "spiece.model"))
+    before = to_lists(tokenizer(TEXTS))
+    keras.utils.set_random_seed(3)
+    ids = tokenizer(TEXTS)
+    assert to_lists(ids) == before
+    keras.utils.set_random_seed(4)
+    assert tokenizer.detokenize(ids) == tokenizer.detokenize(tokenizer(TEXTS))
