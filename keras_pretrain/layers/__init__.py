@@ -7,4 +7,5 @@ from keras_pretrain.layers.dropout import dropout
 from keras_pretrain.layers.masked_lm import MaskedLMAccuracy
 from keras_pretrain.layers.masked_lm import MaskedLMHead
 from keras_pretrain.layers.masked_lm import MaskedLMLoss
+from keras_pretrain.layers.masked_lm import MaskedLMPerplexity
 from keras_pretrain.layers.transformer_encoder import TransformerEncoder

@@ -156,3 +156,26 @@ class MaskedLMAccuracy(keras.metrics.MeanMetricWrapper):
 
     def get_config(self):
         return {"name": self.name, "dtype": self.dtype}
+
+
+@keras.saving.register_keras_serializable(package="keras_pretrain")
+class MaskedLMPerplexity(keras_hub.metrics.Perplexity):
+    """keras-hub's `Perplexity` (exp of the weighted mean token cross-entropy) from logits.
+
+    The same value, with the cross-entropy of `MaskedLMLoss`: on JAX the
+    metric's `logsumexp` over the vocabulary is then the loss's own one
+    (XLA computes it once), where keras' one-hot cross-entropy would be a
+    second pass over the `[B * T, V]` logits.
+
+    Args:
+        mask_token_id: label id that never counts (None: every label).
+        name: metric name.
+        dtype: dtype of the metric's variables.
+    """
+
+    def __init__(self, mask_token_id=None, name="perplexity", dtype="float32", **kwargs):
+        super().__init__(from_logits=True, mask_token_id=mask_token_id, name=name, dtype=dtype, **kwargs)
+        self._crossentropy = MaskedLMLoss(reduction="sum")
+
+    def get_config(self):
+        return {"mask_token_id": self.mask_token_id, "name": self.name, "dtype": self.dtype}

@@ -30,8 +30,130 @@ def _merge_masks(padding_mask, attention_mask):
     return mask
 
 
+class FusedBlock:
+    """The fused computation of a keras-hub transformer block without cross-attention.
+
+    Mixed into subclasses of keras-hub's `TransformerEncoder` (here) and
+    `TransformerDecoder` (`keras_pretrain.models.gpt.gpt_block`): both have
+    the same sublayers (`_self_attention_layer`, `_feedforward_*`, the two
+    LayerNorms and dropouts) and the same block function once the mask is
+    known. See `TransformerEncoder` for what differs from keras-hub's ops.
+    """
+
+    def _fused_call(self, inputs, mask, training, query_positions=None, per_query_mask=False):
+        """The block's output for `inputs` [B, T, H] and a boolean `mask`.
+
+        `mask`: None, [B, 1, S] (keys only) or [B, T, S] (`per_query_mask`).
+        `query_positions`: see `TransformerEncoder.call`.
+        """
+        kv_shape = ops.shape(inputs)
+        # Everything but the attention core runs on [B * T, H] matrices: 2-D
+        # matmuls (TensorFlow's graph optimizer then fuses bias and GELU into
+        # them; Keras' Dense on a 3-D input goes through `tensordot`).
+        x = ops.reshape(inputs, (-1, kv_shape[-1]))
+        queries, q_shape = x, kv_shape
+        if query_positions is not None:
+            gather = lambda t: ops.take_along_axis(  # noqa: E731
+                t, ops.expand_dims(query_positions, axis=-1), axis=1
+            )
+            q_inputs = gather(inputs)
+            q_shape = ops.shape(q_inputs)
+            queries = ops.reshape(q_inputs, (-1, kv_shape[-1]))
+            if per_query_mask:
+                mask = gather(mask)  # [B, T, S] -> [B, P, S]
+
+        # Self attention block.
+        residual = queries
+        if self.normalize_first:
+            x = self._self_attention_layer_norm(x)
+            queries = (
+                x
+                if query_positions is None
+                else self._self_attention_layer_norm(queries)
+            )
+        x = self._self_attention(queries, x, q_shape, kv_shape, mask, training)
+        x = self._dropout(self._self_attention_dropout, x, training)
+        x = x + residual
+        if not self.normalize_first:
+            x = self._self_attention_layer_norm(x)
+
+        # Feedforward block.
+        residual = x
+        if self.normalize_first:
+            x = self._feedforward_layer_norm(x)
+        x = self._feedforward_intermediate_dense(x)
+        x = self._feedforward_output_dense(x)
+        x = self._dropout(self._feedforward_dropout, x, training)
+        x = x + residual
+        if not self.normalize_first:
+            x = self._feedforward_layer_norm(x)
+        return ops.reshape(x, q_shape)
+
+    def _dropout(self, layer, x, training):
+        """Dropout at `layer`'s rate with `layer`'s seed generator."""
+        if not training or layer.rate <= 0:
+            return x
+        return dropout(x, layer.rate, layer.seed_generator)
+
+    def _self_attention(self, queries, x, q_shape, kv_shape, mask, training):
+        """Attention of `queries` [B * P, H] over `x` [B * T, H], [B * P, H].
+
+        `q_shape` / `kv_shape`: [B, P, H] / [B, T, H] (the same tensor and
+        shape for plain self attention).
+        """
+        attention = self._self_attention_layer
+        hidden = kv_shape[2]
+
+        def project(inputs, dense, shape):
+            if _quantized(dense):  # an int8 kernel and its scales: the layer's own call
+                return dense(ops.reshape(inputs, (shape[0], shape[1], hidden)))
+            kernel = ops.reshape(dense.kernel, (hidden, -1))
+            y = ops.matmul(inputs, kernel) + ops.reshape(dense.bias, (-1,))
+            return ops.reshape(y, (shape[0], shape[1], self.num_heads, attention._key_dim))
+
+        query = project(queries, attention._query_dense, q_shape)
+        key = project(x, attention._key_dense, kv_shape)
+        value = project(x, attention._value_dense, kv_shape)
+        scale = attention._inverse_sqrt_key_dim
+        probs_dropout = attention._dropout_layer
+        if not training or probs_dropout.rate <= 0:
+            context = ops.dot_product_attention(
+                query,
+                key,
+                value,
+                mask=None if mask is None else ops.expand_dims(mask, axis=1),
+                scale=scale,
+            )
+        else:
+            query = query * ops.cast(scale, query.dtype)
+            query = ops.transpose(query, (0, 2, 1, 3))  # [B, N, T, D]
+            key = ops.transpose(key, (0, 2, 3, 1))  # [B, N, D, S]
+            value = ops.transpose(value, (0, 2, 1, 3))  # [B, N, S, D]
+            scores = ops.matmul(query, key)  # [B, N, T, S]
+            # Softmax in float32 (a no-op cast under a float32 policy).
+            scores32 = ops.cast(scores, "float32")
+            if mask is not None:
+                bias = ops.where(mask, 0.0, _LARGE_NEGATIVE)
+                scores32 = scores32 + ops.expand_dims(bias, axis=1)
+            probs = ops.cast(ops.softmax(scores32, axis=-1), scores.dtype)
+            probs = self._dropout(probs_dropout, probs, training)
+            context = ops.matmul(probs, value)  # [B, N, T, D]
+            context = ops.transpose(context, (0, 2, 1, 3))  # [B, T, N, D]
+        if mask is not None:
+            # Keras gives a query with no visible key probabilities 0 (zero
+            # context); the softmax above gives it uniform ones.
+            row_visible = ops.cast(ops.any(mask, axis=-1), context.dtype)
+            context = context * row_visible[:, :, None, None]
+        output = attention._output_dense
+        if _quantized(output):
+            return ops.reshape(output(context), (-1, hidden))
+        context = ops.reshape(context, (-1, hidden))
+        kernel = ops.reshape(output.kernel, (-1, ops.shape(output.kernel)[-1]))
+        return ops.matmul(context, kernel) + output.bias
+
+
 @keras.saving.register_keras_serializable(package="keras_pretrain")
-class TransformerEncoder(keras_hub.layers.TransformerEncoder):
+class TransformerEncoder(FusedBlock, keras_hub.layers.TransformerEncoder):
     """keras-hub's `TransformerEncoder` block, computed with fewer ops.
 
     A drop-in: same constructor, sublayers, variables and variable names as
@@ -113,113 +235,12 @@ class TransformerEncoder(keras_hub.layers.TransformerEncoder):
                 return_attention_scores=return_attention_scores,
             )
         mask = _merge_masks(padding_mask, attention_mask)
-        kv_shape = ops.shape(inputs)
-        # Everything but the attention core runs on [B * T, H] matrices: 2-D
-        # matmuls (TensorFlow's graph optimizer then fuses bias and GELU into
-        # them; Keras' Dense on a 3-D input goes through `tensordot`).
-        x = ops.reshape(inputs, (-1, kv_shape[-1]))
-        queries, q_shape = x, kv_shape
-        if query_positions is not None:
-            gather = lambda t: ops.take_along_axis(  # noqa: E731
-                t, ops.expand_dims(query_positions, axis=-1), axis=1
-            )
-            q_inputs = gather(inputs)
-            q_shape = ops.shape(q_inputs)
-            queries = ops.reshape(q_inputs, (-1, kv_shape[-1]))
-            if attention_mask is not None:
-                mask = gather(mask)  # [B, T, S] -> [B, P, S]
-
-        # Self attention block.
-        residual = queries
-        if self.normalize_first:
-            x = self._self_attention_layer_norm(x)
-            queries = (
-                x
-                if query_positions is None
-                else self._self_attention_layer_norm(queries)
-            )
-        x = self._self_attention(queries, x, q_shape, kv_shape, mask, training)
-        x = self._dropout(self._self_attention_dropout, x, training)
-        x = x + residual
-        if not self.normalize_first:
-            x = self._self_attention_layer_norm(x)
-
-        # Feedforward block.
-        residual = x
-        if self.normalize_first:
-            x = self._feedforward_layer_norm(x)
-        x = self._feedforward_intermediate_dense(x)
-        x = self._feedforward_output_dense(x)
-        x = self._dropout(self._feedforward_dropout, x, training)
-        x = x + residual
-        if not self.normalize_first:
-            x = self._feedforward_layer_norm(x)
-        return ops.reshape(x, q_shape)
+        return self._fused_call(
+            inputs, mask, training, query_positions, attention_mask is not None
+        )
 
     def compute_output_spec(self, inputs, *args, query_positions=None, **kwargs):
         if query_positions is None:
             return super().compute_output_spec(inputs, *args, **kwargs)
         shape = (*query_positions.shape[:2], inputs.shape[-1])
         return keras.KerasTensor(shape, dtype=self.compute_dtype)
-
-    def _dropout(self, layer, x, training):
-        """Dropout at `layer`'s rate with `layer`'s seed generator."""
-        if not training or layer.rate <= 0:
-            return x
-        return dropout(x, layer.rate, layer.seed_generator)
-
-    def _self_attention(self, queries, x, q_shape, kv_shape, mask, training):
-        """Attention of `queries` [B * P, H] over `x` [B * T, H], [B * P, H].
-
-        `q_shape` / `kv_shape`: [B, P, H] / [B, T, H] (the same tensor and
-        shape for plain self attention).
-        """
-        attention = self._self_attention_layer
-        hidden = kv_shape[2]
-
-        def project(inputs, dense, shape):
-            if _quantized(dense):  # an int8 kernel and its scales: the layer's own call
-                return dense(ops.reshape(inputs, (shape[0], shape[1], hidden)))
-            kernel = ops.reshape(dense.kernel, (hidden, -1))
-            y = ops.matmul(inputs, kernel) + ops.reshape(dense.bias, (-1,))
-            return ops.reshape(y, (shape[0], shape[1], self.num_heads, attention._key_dim))
-
-        query = project(queries, attention._query_dense, q_shape)
-        key = project(x, attention._key_dense, kv_shape)
-        value = project(x, attention._value_dense, kv_shape)
-        scale = attention._inverse_sqrt_key_dim
-        probs_dropout = attention._dropout_layer
-        if not training or probs_dropout.rate <= 0:
-            context = ops.dot_product_attention(
-                query,
-                key,
-                value,
-                mask=None if mask is None else ops.expand_dims(mask, axis=1),
-                scale=scale,
-            )
-        else:
-            query = query * ops.cast(scale, query.dtype)
-            query = ops.transpose(query, (0, 2, 1, 3))  # [B, N, T, D]
-            key = ops.transpose(key, (0, 2, 3, 1))  # [B, N, D, S]
-            value = ops.transpose(value, (0, 2, 1, 3))  # [B, N, S, D]
-            scores = ops.matmul(query, key)  # [B, N, T, S]
-            # Softmax in float32 (a no-op cast under a float32 policy).
-            scores32 = ops.cast(scores, "float32")
-            if mask is not None:
-                bias = ops.where(mask, 0.0, _LARGE_NEGATIVE)
-                scores32 = scores32 + ops.expand_dims(bias, axis=1)
-            probs = ops.cast(ops.softmax(scores32, axis=-1), scores.dtype)
-            probs = self._dropout(probs_dropout, probs, training)
-            context = ops.matmul(probs, value)  # [B, N, T, D]
-            context = ops.transpose(context, (0, 2, 1, 3))  # [B, T, N, D]
-        if mask is not None:
-            # Keras gives a query with no visible key probabilities 0 (zero
-            # context); the softmax above gives it uniform ones.
-            row_visible = ops.cast(ops.any(mask, axis=-1), context.dtype)
-            context = context * row_visible[:, :, None, None]
-        output = attention._output_dense
-        if _quantized(output):
-            return ops.reshape(output(context), (-1, hidden))
-        context = ops.reshape(context, (-1, hidden))
-        kernel = ops.reshape(output.kernel, (-1, ops.shape(output.kernel)[-1]))
-        return ops.matmul(context, kernel) + output.bias

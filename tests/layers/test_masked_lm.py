@@ -7,6 +7,7 @@ import numpy as np
 from keras_pretrain.layers.masked_lm import MaskedLMAccuracy
 from keras_pretrain.layers.masked_lm import MaskedLMHead
 from keras_pretrain.layers.masked_lm import MaskedLMLoss
+from keras_pretrain.layers.masked_lm import MaskedLMPerplexity
 from tests.testing import assert_all_close
 
 B, T, P, H, V = 3, 9, 4, 8, 50
@@ -40,6 +41,21 @@ def test_accuracy_matches_keras():
         metric.update_state(labels, logits, sample_weight=weights)
     assert 0 < float(reference.result()) < 1
     assert_all_close(ours.result(), reference.result(), atol=1e-6)
+
+
+def test_perplexity_matches_keras_hub():
+    """Over two batches (the metric accumulates), with sample weights and with a masked label id."""
+    for kwargs in ({}, {"mask_token_id": 7}):
+        ours, reference = MaskedLMPerplexity(**kwargs), keras_hub.metrics.Perplexity(from_logits=True, **kwargs)
+        for seed in (2, 3):
+            logits, labels, weights = data(seed)
+            labels[2, 0] = 7
+            for metric in (ours, reference):
+                metric.update_state(labels, logits, sample_weight=weights)
+        assert float(reference.result()) > 1.0
+        np.testing.assert_allclose(float(ours.result()), float(reference.result()), rtol=1e-5, err_msg=str(kwargs))
+    restored = MaskedLMPerplexity.from_config(MaskedLMPerplexity(mask_token_id=7, name="ppl").get_config())
+    assert (restored.mask_token_id, restored.name) == (7, "ppl")
 
 
 def tied_pair(seed=0):
