@@ -1,8 +1,10 @@
 """Benchmark cases, each run in its own process by `benchmarks.run` (so every backend starts fresh).
 
     python -m benchmarks.cases NAME '{"kwarg": value, ...}'
+    python -m benchmarks.cases --many '[["NAME", {...}], ...]'   # --quick: several cases, one process
 
-prints one line `RESULT {json}` (or `RESULT {"skipped": reason}`). KERAS_BACKEND is set by the caller.
+prints one line `RESULT {json}` (or `RESULT {"skipped": reason}`; `RESULT i {json}` per case with --many).
+KERAS_BACKEND is set by the caller.
 Timing: untimed warm-up calls first (tracing / XLA compilation / allocator warm-up), then `repeats` timed
 calls, each ended by a host read of the result (so asynchronous backends are synchronised); the median is
 reported. Peak memory is the process's maximum resident set size (`ru_maxrss`), framework included.
@@ -614,7 +616,32 @@ CASES = {
 }
 
 
+def run_many(spec):
+    """Runs `[[name, kwargs], ...]` in this process, printing `RESULT i {json}` after case `i`.
+
+    `benchmarks.run --quick` uses it: one process (one framework start-up) per backend instead of one per
+    case. A failing case is reported as `{"error"}` and the next one runs; Keras' global dtype policy is
+    restored after each case.
+    """
+    for i, (name, kwargs) in enumerate(spec):
+        keras = sys.modules.get("keras")
+        policy = keras.config.dtype_policy() if keras is not None else None
+        try:
+            result = CASES[name](**kwargs)
+        except Skip as e:
+            result = {"skipped": str(e)}
+        except Exception as e:  # noqa: BLE001 - one case's failure is its result, not the run's
+            result = {"error": f"{type(e).__name__}: {e}"[:300]}
+        finally:
+            if policy is not None:
+                keras.config.set_dtype_policy(policy)
+        sys.stdout.flush()
+        print(f"RESULT {i} " + json.dumps(result), flush=True)
+
+
 def main(argv):
+    if argv[0] == "--many":
+        return run_many(json.loads(argv[1]))
     name, kwargs = argv[0], json.loads(argv[1]) if len(argv) > 1 else {}
     try:
         result = CASES[name](**kwargs)

@@ -1,7 +1,8 @@
-"""Run the benchmarks side by side, one subprocess per case, and write benchmarks/RESULTS.md.
+"""Run the benchmarks side by side, one subprocess per case (`--quick`: per backend), and write benchmarks/RESULTS.md.
 
     python -m benchmarks.run                 # default tier (`make bench`): each target once; RESULTS.md
-    python -m benchmarks.run --quick         # one case of each kind, tiny shapes: a smoke test (writes nothing)
+    python -m benchmarks.run --quick         # one case of each kind, tiny shapes, one process per backend:
+                                             # a smoke test (writes nothing)
     python -m benchmarks.run --full          # every backend, shape and family, slow corpus cases (`make bench-full`)
     python -m benchmarks.run --only mlm,matmul --backends jax
 
@@ -182,15 +183,24 @@ def quick_plan(args):
     return cases
 
 
-def run_case(case, kwargs, backend, timeout, torch_threads=None):
+def _env(backend, torch_threads_apply):
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONPATH=ROOT)
     if backend:
         env["KERAS_BACKEND"] = backend
-    # Cases that run PyTorch: the torch backend, transformers alone, or transformers beside ours.
-    runs_torch = (backend == "torch" or str(kwargs.get("impl", "")).startswith("transformers")
-                  or case in ("family_step", "saved_model_serving"))
-    if torch_threads and runs_torch and case != "matmul":
-        env["OMP_NUM_THREADS"] = str(torch_threads)
+    if torch_threads_apply:
+        env["OMP_NUM_THREADS"] = str(torch_threads_apply)
+    return env
+
+
+def _runs_torch(case, kwargs, backend):
+    """The torch backend, transformers alone, or transformers beside ours."""
+    return (backend == "torch" or str(kwargs.get("impl", "")).startswith("transformers")
+            or case in ("family_step", "saved_model_serving"))
+
+
+def run_case(case, kwargs, backend, timeout, torch_threads=None):
+    threads = torch_threads if torch_threads and _runs_torch(case, kwargs, backend) and case != "matmul" else None
+    env = _env(backend, threads)
     command = [sys.executable, "-m", "benchmarks.cases", case, json.dumps(kwargs)]
     start = time.perf_counter()
     try:
@@ -203,6 +213,31 @@ def run_case(case, kwargs, backend, timeout, torch_threads=None):
             return json.loads(line[len("RESULT "):]), wall
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     return {"error": (lines[-1] if lines else f"exit status {proc.returncode}")[:300]}, wall
+
+
+def run_cases_together(cases, backend, timeout, torch_threads=None):
+    """`[(case, kwargs), ...]` in one process on `backend` (`--quick`: one framework start-up, not one per case).
+
+    Returns `([result, ...], wall seconds)`; cases after a crash of the process get its error.
+    """
+    threads = torch_threads if torch_threads and any(_runs_torch(c, k, backend) for c, k in cases) else None
+    command = [sys.executable, "-m", "benchmarks.cases", "--many", json.dumps([list(c) for c in cases])]
+    start = time.perf_counter()
+    results = {}
+    try:
+        proc = subprocess.run(command, cwd=ROOT, env=_env(backend, threads), capture_output=True, text=True,
+                              timeout=timeout)
+        stdout, stderr = proc.stdout, proc.stderr
+    except subprocess.TimeoutExpired as e:
+        stdout, stderr = e.stdout or "", f"timed out after {timeout} s"
+        stdout = stdout.decode() if isinstance(stdout, bytes) else stdout
+    for line in stdout.splitlines():
+        if line.startswith("RESULT "):
+            index, _, payload = line[len("RESULT "):].partition(" ")
+            results[int(index)] = json.loads(payload)
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    crash = {"error": (lines[-1] if lines else "the process ended early")[:300]}
+    return [results.get(i, crash) for i in range(len(cases))], time.perf_counter() - start
 
 
 # --- Machine -----------------------------------------------------------------------------------------
@@ -568,6 +603,25 @@ def build_report(results, args, info, load_start, load_end, started, wall):
     return body, targets
 
 
+def run_quick(cases, args):
+    """The `--quick` cases, one process per backend; each case's wall is its share of the process's."""
+    results = []
+    for backend in dict.fromkeys(c[2] for c in cases):
+        mine = [c for c in cases if c[2] == backend]
+        labels = ", ".join(c[1] for c in mine)
+        print(f"[{backend or 'no backend'}] {len(mine)} cases in one process: {labels} ...", end=" ",
+              file=sys.stderr, flush=True)
+        load = loadavg().split()[0]
+        outs, wall = run_cases_together([(c[3], c[4]) for c in mine], backend, args.timeout * len(mine),
+                                        args.torch_threads)
+        notes = [f"{c[1]}: {failed(r)}" for c, r in zip(mine, outs) if failed(r)]
+        print(f"{'; '.join(notes) or 'ok'} ({wall:.0f} s, load {loadavg()})", file=sys.stderr, flush=True)
+        for (group, label, _, case, kwargs), result in zip(mine, outs):
+            results.append({"group": group, "label": label, "backend": backend, "case": case, "kwargs": kwargs,
+                            "wall_s": wall / len(mine), "load_1min": load, "result": result})
+    return results
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
@@ -607,6 +661,9 @@ def main(argv=None):
     cases = [c for c in plan(args) if not args.match or args.match in c[1]]
     results = []
     t0 = time.perf_counter()
+    if args.quick:
+        results = run_quick(cases, args)
+        cases = []
     for i, (group, label, backend, case, kwargs) in enumerate(cases, 1):
         print(f"[{i}/{len(cases)}] {group}: {label} ...", end=" ", file=sys.stderr, flush=True)
         load = loadavg().split()[0]
