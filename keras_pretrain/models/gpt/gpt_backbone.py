@@ -6,7 +6,7 @@ from keras_pretrain.models.backbone import TransformerBackbone
 from keras_pretrain.models.backbone import check_sizes
 from keras_pretrain.models.backbone import int_inputs
 from keras_pretrain.models.backbone import transformer_blocks
-from keras_pretrain.models.gpt.gpt_block import GPTBlock
+from keras_pretrain.models.gpt.gpt_block import TransformerDecoder
 
 
 def gpt_kernel_initializer(stddev=0.02):
@@ -21,7 +21,7 @@ class GPTBackbone(TransformerBackbone):
     out and passed through `num_layers` post-LN decoder blocks with causal
     self-attention and no cross-attention. keras-hub's `TransformerDecoder`
     built without an encoder sequence and with `normalize_first=False`
-    (here `GPTBlock`: the same layer, computed with fewer ops) is exactly
+    (here `gpt_block.TransformerDecoder`: the same layer, fewer ops) is exactly
     GPT-1's block: `n = LN(x + Dropout(Attn(x)))`,
     `h = LN(n + Dropout(W2 act(W1 n)))`, with attention scaled by
     `1/sqrt(head_dim)`, a causal mask and the padding mask on the keys (the
@@ -94,7 +94,7 @@ class GPTBackbone(TransformerBackbone):
         self.transformer_layers = transformer_blocks(
             [f"transformer_layer_{i}" for i in range(num_layers)],
             num_heads, intermediate_dim, activation, dropout, layer_norm_epsilon, init, dtype,
-            block=GPTBlock, normalize_first=False,
+            block=TransformerDecoder, normalize_first=False,
         )
 
         # === Functional Model ===

@@ -9,11 +9,15 @@ from keras_pretrain.layers.transformer_encoder import FusedBlock
 
 
 @keras.saving.register_keras_serializable(package="keras_pretrain")
-class GPTBlock(FusedBlock, keras_hub.layers.TransformerDecoder):
+class TransformerDecoder(FusedBlock, keras_hub.layers.TransformerDecoder):
     """keras-hub's `TransformerDecoder` built without cross-attention, computed as our encoder block.
 
     A drop-in: same constructor, sublayers, variables and variable names as
-    `keras_hub.layers.TransformerDecoder`. Without a key/value cache and
+    `keras_hub.layers.TransformerDecoder`, and the same class name: Keras
+    names the saved weights of the layers in a list (`transformer_layers`)
+    after their class (`transformer_decoder`, `transformer_decoder_1`, ...),
+    so `.keras` files written with keras-hub's class load into this one
+    (as `keras_pretrain.layers.TransformerEncoder` for the encoders). Without a key/value cache and
     without an encoder sequence (training, scoring, the prompt's first pass
     is cached and stays keras-hub's), the block is GPT-1's
     `n = LN(x + Dropout(Attn(x)))`, `h = LN(n + Dropout(FFN(n)))` with the

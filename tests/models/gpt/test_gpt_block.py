@@ -1,11 +1,11 @@
-"""GPTBlock against keras-hub's TransformerDecoder: same variables, same function, same gradients."""
+"""GPT's TransformerDecoder against keras-hub's: same variables, same function, same gradients, same saved names."""
 
 import keras
 import keras_hub
 import numpy as np
 import pytest
 
-from keras_pretrain.models.gpt.gpt_block import GPTBlock
+from keras_pretrain.models.gpt.gpt_block import TransformerDecoder
 from tests.testing import assert_all_close
 
 HIDDEN, HEADS, INTERMEDIATE, LENGTH = 16, 2, 32, 7
@@ -16,7 +16,7 @@ def pair(dropout=0.0, ours_dropout=None, seed=0):
     rng = np.random.default_rng(seed)
     kwargs = dict(intermediate_dim=INTERMEDIATE, num_heads=HEADS, normalize_first=False, activation="gelu")
     reference = keras_hub.layers.TransformerDecoder(dropout=dropout, **kwargs)
-    ours = GPTBlock(dropout=dropout if ours_dropout is None else ours_dropout, **kwargs)
+    ours = TransformerDecoder(dropout=dropout if ours_dropout is None else ours_dropout, **kwargs)
     shape = (2, LENGTH, HIDDEN)
     reference.build(shape)
     ours.build(shape)
@@ -112,10 +112,42 @@ def test_cached_decoding_is_keras_hubs():
     assert_all_close(actual_cache, expected_cache, atol=1e-6, what="cache")
 
 
+def test_keras_file_of_keras_hubs_blocks_loads(tmp_path):
+    """A `.keras` file of a model whose list of blocks are keras-hub's loads into one with ours: Keras names a
+    list's saved layers after their class, so our class keeps keras-hub's name."""
+    x, padding, _ = inputs(5)
+
+    def model(block_class):
+        features, mask = keras.Input((LENGTH, HIDDEN)), keras.Input((LENGTH,), dtype="int32")
+
+        class Blocks(keras.layers.Layer):
+            def __init__(self):
+                super().__init__()
+                # dropout 0.1: at inference keras-hub's block then takes keras' masked softmax, as ours (at
+                # rate 0 it gives the all-padding sequence uniform attention, ours zeros, see the encoder's)
+                self.blocks = [block_class(intermediate_dim=INTERMEDIATE, num_heads=HEADS, normalize_first=False,
+                                           dropout=0.1) for _ in range(2)]
+
+            def call(self, h, m):
+                for block in self.blocks:
+                    h = block(h, decoder_padding_mask=m)
+                return h
+
+        return keras.Model([features, mask], Blocks()(features, mask))
+
+    keras.utils.set_random_seed(0)
+    theirs = model(keras_hub.layers.TransformerDecoder)
+    theirs.save_weights(tmp_path / "blocks.weights.h5")
+    keras.utils.set_random_seed(1)
+    ours = model(TransformerDecoder)
+    ours.load_weights(tmp_path / "blocks.weights.h5")
+    assert_all_close(ours([x, padding]), theirs([x, padding]), atol=1e-5, what="outputs after loading")
+
+
 def test_config_round_trip():
     _, ours = pair(dropout=0.1)
     config = keras.saving.serialize_keras_object(ours)
-    assert config["registered_name"] == "keras_pretrain>GPTBlock"
+    assert config["registered_name"] == "keras_pretrain>TransformerDecoder"
     restored = keras.saving.deserialize_keras_object(config)
-    assert type(restored) is GPTBlock
+    assert type(restored) is TransformerDecoder
     assert restored.get_config() == ours.get_config()
