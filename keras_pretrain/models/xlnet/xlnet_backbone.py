@@ -137,7 +137,10 @@ class XLNetBackbone(SubclassedBackbone):
 
     Outputs: dict with `sequence_output` (content stream, `(B, T, H)`),
     `query_output` (query stream `(B, P, H)`, only with `target_mapping`) and
-    `mems` (list of one `(B, M', H)` per layer).
+    `mems` (list of one `(B, M', H)` per layer). Calling with
+    `sequence_output=False` (and a `target_mapping`) leaves `sequence_output`
+    out and skips the last layer's content stream, which only it needs (the
+    permutation-LM loss reads the query stream).
 
     Note: `transformers` without `token_type_ids` skips the segment term; here
     segment ids are always given (all zeros is one segment, not "none").
@@ -271,7 +274,7 @@ class XLNetBackbone(SubclassedBackbone):
             new = new[:, -self.mem_len :]
         return ops.stop_gradient(new)
 
-    def call(self, inputs, training=None):
+    def call(self, inputs, training=None, sequence_output=True):
         refuse_input_mask(inputs, type(self).__name__)
         token_ids = inputs["token_ids"]
         segment_ids = inputs["segment_ids"]
@@ -287,6 +290,8 @@ class XLNetBackbone(SubclassedBackbone):
             mems = None
         if mems is not None and len(mems) != self.num_layers:
             raise ValueError(f"mems: expected {self.num_layers} tensors (one per layer), got {len(mems)}.")
+        if not sequence_output and target_mapping is None:
+            raise ValueError("sequence_output=False needs a `target_mapping` (the query stream is the only output).")
         compute_dtype = self.compute_dtype
 
         batch, qlen = ops.shape(token_ids)[0], ops.shape(token_ids)[1]
@@ -343,17 +348,21 @@ class XLNetBackbone(SubclassedBackbone):
                 target_mapping=target_mapping,
                 biases=biases,
                 training=training,
+                content_output=sequence_output or i < self.num_layers - 1,
             )
-            h = self.feedforward_layers[i](h, training=training)
+            if h is not None:
+                h = self.feedforward_layers[i](h, training=training)
             if g is not None:
                 g = self.feedforward_layers[i](g, training=training)
 
-        outputs = {"sequence_output": self.output_dropout(h, training=training), "mems": new_mems}
+        outputs = {"mems": new_mems}
+        if h is not None:
+            outputs["sequence_output"] = self.output_dropout(h, training=training)
         if g is not None:
             outputs["query_output"] = self.output_dropout(g, training=training)
         return outputs
 
-    def compute_output_spec(self, inputs, training=None):
+    def compute_output_spec(self, inputs, training=None, sequence_output=True):
         token_ids = inputs["token_ids"]
         batch, qlen = token_ids.shape[0], token_ids.shape[1]
         dtype = self.compute_dtype
@@ -371,6 +380,8 @@ class XLNetBackbone(SubclassedBackbone):
             "sequence_output": keras.KerasTensor((batch, qlen, self.hidden_dim), dtype),
             "mems": [keras.KerasTensor((batch, mem_out, self.hidden_dim), dtype) for _ in range(self.num_layers)],
         }
+        if not sequence_output:
+            del out["sequence_output"]
         if inputs.get("target_mapping") is not None:
             num_predict = inputs["target_mapping"].shape[1]
             out["query_output"] = keras.KerasTensor((batch, num_predict, self.hidden_dim), dtype)

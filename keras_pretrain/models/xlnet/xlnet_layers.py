@@ -106,8 +106,11 @@ class XLNetRelativeAttention(keras.layers.Layer):
         memory: optional `(B, M, H)` cached states (K = M + T).
         target_mapping: optional `(B, P, T)`.
         biases: `(r_w_bias, r_r_bias, r_s_bias)` when `own_biases=False`.
+        content_output: bool. False skips the content stream's own output
+            (its queries, attention, output projection): the query stream
+            only needs the content stream's keys and values. Needs `query`.
 
-    Returns: `(content_output, query_output or None)`.
+    Returns: `(content_output or None, query_output or None)`.
 
     Reference: https://arxiv.org/abs/1906.08237, https://arxiv.org/abs/1901.02860
     """
@@ -190,17 +193,22 @@ class XLNetRelativeAttention(keras.layers.Layer):
         target_mapping=None,
         biases=None,
         training=None,
+        content_output=True,
     ):
         if self.own_biases:
             biases = (self.r_w_bias, self.r_r_bias, self.r_s_bias)
+        if not content_output and query is None:
+            raise ValueError("content_output=False needs the query stream (`query`).")
         cat = content if memory is None else ops.concatenate([memory, content], axis=1)
         k_head_h = ops.einsum("bih,hnd->bind", cat, self.k)  # (B, K, N, D)
         v_head_h = ops.einsum("bih,hnd->bind", cat, self.v)  # (B, K, N, D)
         k_head_r = ops.einsum("bih,hnd->bind", position_encoding, self.r)  # (B, R, N, D)
         # Content stream.
-        q_head_h = ops.einsum("bih,hnd->bind", content, self.q)  # (B, T, N, D)
-        vec_h = self._core(q_head_h, k_head_h, v_head_h, k_head_r, segment_matrix, content_mask, biases, training)
-        out_h = self._post(content, vec_h, training)
+        out_h = None
+        if content_output:
+            q_head_h = ops.einsum("bih,hnd->bind", content, self.q)  # (B, T, N, D)
+            vec_h = self._core(q_head_h, k_head_h, v_head_h, k_head_r, segment_matrix, content_mask, biases, training)
+            out_h = self._post(content, vec_h, training)
         if query is None:
             return out_h, None
         # Query stream.

@@ -135,7 +135,7 @@ class XLNetPretrainer(RefusesInputMask, SubclassedTask):
         if recurrent:
             x["mems"] = [self.memory[i] for i in range(self.backbone.num_layers)]
             x["memory_mask"] = self.memory_mask
-        outputs = self.backbone(x, training=training)
+        outputs = self.backbone(x, training=training, sequence_output=False)
         if recurrent:
             self.memory.assign(ops.cast(ops.stack(outputs["mems"], axis=0), self.memory.dtype))
             current = ops.cast(inputs["padding_mask"], self.memory_mask.dtype)

@@ -148,3 +148,62 @@ def test_tied_relative_biases():
     assert shared.count_params() == xlnet_parameter_count(VOCAB, 2, 16, 24) - 3 * 16
     out = shared(random_encoder_inputs(2, 5, VOCAB))
     assert np.all(np.isfinite(to_numpy(out["sequence_output"])))
+
+
+def test_query_stream_alone_equals_the_full_call(backbone):
+    """`sequence_output=False` (what the pretrainer calls) skips the last layer's content stream only."""
+    data, _ = plm_inputs(seed=3)
+    first = backbone({k: data[k] for k in ("token_ids", "segment_ids", "padding_mask")})
+    data["mems"] = [to_numpy(m) for m in first["mems"]]
+    full = backbone(data)
+    alone = backbone(data, sequence_output=False)
+    assert "sequence_output" not in alone
+    assert max_abs_diff(alone["query_output"], full["query_output"]) == 0.0
+    assert_all_close(alone["mems"], full["mems"], atol=0.0, what="memories")
+    # A layer that does compute the content stream differs: the test can fail.
+    assert max_abs_diff(full["sequence_output"], first["sequence_output"]) > 1e-3
+    layer = backbone.attention_layers[-1]
+    with pytest.raises(ValueError, match="needs the query stream"):
+        layer(ops.ones((2, 8, 16)), content_output=False, position_encoding=ops.ones((2, 16, 16)),
+              segment_matrix=ops.ones((2, 8, 8, 2)))
+    with pytest.raises(ValueError, match="needs a `target_mapping`"):
+        backbone({k: data[k] for k in ("token_ids", "segment_ids", "padding_mask")}, sequence_output=False)
+
+
+def test_query_stream_alone_trains_like_the_full_call():
+    """The same gradients of a query-stream loss whether the last layer's content stream runs or not."""
+    keras.utils.set_random_seed(2)
+    model = XLNetBackbone(**KWARGS)
+    data, _ = plm_inputs(seed=4)
+    full = _query_loss_gradients(model, data, {})
+    alone = _query_loss_gradients(model, data, {"sequence_output": False})
+    for (name, a), (_, b) in zip(full, alone):
+        assert max_abs_diff(a, b) < 1e-5, name
+    assert min(float(np.abs(g).max()) for name, g in full if "attention_layer_1" in name) > 0
+
+
+def _query_loss_gradients(model, data, kwargs):
+    """`[(path, gradient)]` of sum(query_output ** 2) w.r.t. every trainable weight (training=True, dropout 0)."""
+    weights = model.trainable_weights
+    backend = keras.config.backend()
+    if backend == "jax":
+        import jax
+
+        def loss(values):
+            outputs, _ = model.stateless_call(values, [w.value for w in model.non_trainable_weights], data,
+                                              training=True, **kwargs)
+            return (outputs["query_output"] ** 2).sum()
+
+        grads = jax.grad(loss)([w.value for w in weights])
+    elif backend == "tensorflow":
+        import tensorflow as tf
+
+        with tf.GradientTape() as tape:
+            loss = ops.sum(ops.square(model(data, training=True, **kwargs)["query_output"]))
+        grads = tape.gradient(loss, weights)
+    else:
+        import torch
+
+        loss = ops.sum(ops.square(model(data, training=True, **kwargs)["query_output"]))
+        grads = torch.autograd.grad(loss, [w.value for w in weights], allow_unused=True)
+    return [(w.path, np.zeros(w.shape) if g is None else to_numpy(g)) for w, g in zip(weights, grads)]
