@@ -35,3 +35,15 @@ def test_xla_step_equals_the_plain_graph(cls, backbone, monkeypatch):
     np.testing.assert_allclose(xla_history["loss"], plain_history["loss"], rtol=1e-4, atol=1e-5)
     for a, b in zip(xla.weights, plain.weights):
         np.testing.assert_allclose(a.numpy(), b.numpy(), atol=1e-4, err_msg=a.path)
+
+
+def test_xla_stays_off_under_bfloat16(monkeypatch):
+    """XLA:CPU runs bfloat16 matmuls through float32; TensorFlow's oneDNN kernels use the bfloat16 units."""
+    monkeypatch.setenv("KERAS_PRETRAIN_XLA_ON_CPU", "1")
+    models = {}
+    for policy in ("float32", "mixed_bfloat16"):
+        model = AlbertPretrainer(AlbertBackbone(**TINY, dtype=policy), dtype=policy)
+        model.compile(optimizer=keras.optimizers.Adam(1e-3))
+        models[policy] = model
+    assert models["float32"].jit_compile is True
+    assert models["mixed_bfloat16"].jit_compile is False
