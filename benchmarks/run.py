@@ -459,6 +459,9 @@ def build_report(results, args, info, load_start, load_end, started, wall):
             ok_other = other and not failed(other)
             lat_ratio = ratio(other["b1_s"], r["b1_s"]) if ok_other else None
             tput_ratio = ratio(r["b32_tokens_per_s"], other["b32_tokens_per_s"]) if ok_other else None
+            if tput_ratio and not args.quick:
+                targets.append((f"Encoder {family}: batch-32 throughput >= 1.2x transformers (each in its own "
+                                "process)", f"{tput_ratio:.2f}x ({r['backend']})", tput_ratio >= 1.2))
             gflops = r.get("b32_gflops_per_s")
             roof = ratio(gflops, best_matmul[1]) if best_matmul else None
             inf_rows.append([family, impl, r["backend"], fmt(r["b1_s"] * 1000, 1),
