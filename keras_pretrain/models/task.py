@@ -45,10 +45,10 @@ class TaskMixin:
     environment variable `KERAS_PRETRAIN_XLA_ON_CPU=0` turns it off too
     (the test suite does: compiling costs more than a few steps gain).
     Under a bfloat16 compute dtype (`mixed_bfloat16`) it stays off too:
-    XLA:CPU computes bfloat16 matmuls through float32 (272 GFLOP/s at 2048^3
-    on an avx512_bf16 CPU, against 390 for its float32 and 690 for
-    TensorFlow's oneDNN bfloat16 kernels; the BERT-base MLM step measured
-    1.9 s without XLA against 4.6 s a float32 step, benchmarks/RESULTS.md).
+    on an avx512_bf16 CPU, XLA:CPU's bfloat16 matmul ran at 272 GFLOP/s
+    (2048^3), below its float32 (345), while TensorFlow's oneDNN bfloat16
+    kernel ran at 690; the BERT-base MLM step without XLA took 1.88 s in
+    bfloat16 against 2.66 s in float32 with XLA (benchmarks/RESULTS.md).
     """
 
     xla_on_cpu = False
