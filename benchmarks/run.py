@@ -582,9 +582,7 @@ def build_report(results, args, info, load_start, load_end, started, wall):
         "",
         "Versions: " + ", ".join(f"{k} {val}" for k, val in v.items()) + ".",
     ]
-    method = [
-        "### Method",
-        "",
+    mlm_method = [
         "- MLM step: each model's `train_on_batch` on a fixed batch (the compiled train step; each library's "
         "`jit_compile` default: XLA on JAX; on TensorFlow keras-hub runs a `tf.function` graph without XLA "
         "(Keras' \"auto\" turns XLA off on CPU-only machines) and ours with XLA (our masked-LM pretrainers' "
@@ -614,15 +612,14 @@ def build_report(results, args, info, load_start, load_end, started, wall):
         "(FLOPs / median step time) / the best float32 2048^3 matmul rate seen in the run: the matmul "
         "cases' best repeat, and a matmul of the step's own library run after every timed step (same load "
         "as the steps). Embeddings, LayerNorm, softmax, GELU, optimizer not counted.",
-        "- Peak RSS: `ru_maxrss` of the case's process (framework and compilation included).",
-        "- Encoders: ours = the backbone's `sequence_output` only, `predict_on_batch`; transformers = "
-        "`last_hidden_state` under `torch.inference_mode()`; random weights, all tokens real.",
     ]
-    if "mlm" not in args.only and "inference" not in args.only:
-        method = []
-    elif "mlm" not in args.only:  # the encoders' line only
-        method = method[:2] + method[-1:]
-    body = "\n".join(head) + "\n\n" + "\n\n".join(sections) + ("\n\n" + "\n".join(method) if method else "") + "\n"
+    rss = "- Peak RSS: `ru_maxrss` of the case's process (framework and compilation included)."
+    encoders = ("- Encoders: ours = the backbone's `sequence_output` only, `predict_on_batch`; transformers = "
+                "`last_hidden_state` under `torch.inference_mode()`; random weights, all tokens real.")
+    method = (mlm_method if "mlm" in args.only else []) + ([encoders] if "inference" in args.only else [])
+    if method:  # the method of the MLM and encoder tables, when they ran
+        sections.append("\n".join(["### Method", ""] + method + [rss]))
+    body = "\n".join(head) + "\n\n" + "\n\n".join(sections) + "\n"
     return body, targets
 
 
@@ -672,8 +669,7 @@ def main(argv=None):
     if args.quick and args.full:
         parser.error("--quick and --full: choose one")
     tier_groups = GROUPS if args.full or args.quick else DEFAULT_GROUPS
-    explicit = args.only is not None
-    args.only = [g.strip() for g in args.only.split(",") if g.strip()] if explicit else list(tier_groups)
+    args.only = list(tier_groups) if args.only is None else [g.strip() for g in args.only.split(",") if g.strip()]
     args.backends = [b.strip() for b in args.backends.split(",") if b.strip()]
     unknown = [g for g in args.only if g not in GROUPS] + [b for b in args.backends if b not in BACKENDS]
     if unknown:
