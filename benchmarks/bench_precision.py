@@ -143,14 +143,23 @@ def report(by, quick):
         units = r["cpu_bf16_units"]
         rows.append([f"{r['backend']} (BERT-{r['shape']})", fmt(r["float32_step_s"], 2), fmt(r["bf16_step_s"], 2), f"{r['speedup']:.2f}x",
                      f"{r['first_step_s']['float32']:.0f} / {r['first_step_s']['mixed_bfloat16']:.0f}"])
+    ok = [r for r in steps.values() if not failed(r)]
+    base = [r for r in ok if r["shape"] == "base"] or ok
+    fastest = ""
+    if len(base) > 1:  # a slow float32 backend flatters its own speed-up: the fastest steps across backends too
+        f32 = min(base, key=lambda r: r["float32_step_s"])
+        bf16 = min(base, key=lambda r: r["bf16_step_s"])
+        fastest = (f"\n\nFastest step of each policy across backends: float32 {f32['float32_step_s']:.2f} s "
+                   f"({f32['backend']}), mixed_bfloat16 {bf16['bf16_step_s']:.2f} s ({bf16['backend']}): "
+                   f"{f32['float32_step_s'] / bf16['bf16_step_s']:.2f}x.")
     if rows:
         sections.append(
             f"### bfloat16 mixed precision (ours, BERT MLM step, batch 8, seq 128; float32 and "
             f"mixed_bfloat16 in one process, rounds alternating)\n\n"
             + table(["backend", "float32 step s", "mixed_bfloat16 step s", "speed-up", "first step s (f32 / bf16)"],
                     rows)
-            + f"\n\nThe CPU's bfloat16 instructions (/proc/cpuinfo): {', '.join(units) if units else 'none'}.")
-    ok = [r for r in steps.values() if not failed(r)]
+            + f"\n\nThe CPU's bfloat16 instructions (/proc/cpuinfo): {', '.join(units) if units else 'none'}."
+            + fastest)
     curves = {label: r for (group, label), r in by.items() if group == "precision" and label.startswith("curve")}
     curve_rows = []
     for label, r in curves.items():
@@ -169,15 +178,8 @@ def report(by, quick):
             f"{r.get('window', '?')} steps)\n\n"
             + table(["backend", "float32 loss (first -> last)", "bf16 loss (first -> last)", "largest gap",
                      "gap at the end"], curve_rows))
-    ok = [r for r in ok if r["shape"] == "base"] or ok
-    if len(ok) > 1:  # a slow float32 backend flatters its own speed-up: the fastest steps across backends too
-        f32 = min(ok, key=lambda r: r["float32_step_s"])
-        bf16 = min(ok, key=lambda r: r["bf16_step_s"])
-        sections[0] += (f"\n\nFastest step of each policy across backends: float32 {f32['float32_step_s']:.2f} s "
-                        f"({f32['backend']}), mixed_bfloat16 {bf16['bf16_step_s']:.2f} s ({bf16['backend']}): "
-                        f"{f32['float32_step_s'] / bf16['bf16_step_s']:.2f}x.")
-    if ok:
-        best = max(ok, key=lambda r: r["speedup"])
+    if base:
+        best = max(base, key=lambda r: r["speedup"])
         done = [c for c in curves.values() if not failed(c)]
         curve = next((c for c in done if c["backend"] == best["backend"]), done[0] if done else None)
         gap = f", loss curve ({curve['backend']}) within {100 * curve['max_gap']:.2f}%" if curve else ", no loss curve"

@@ -38,7 +38,8 @@ def test_xla_step_equals_the_plain_graph(cls, backbone, monkeypatch):
 
 
 def test_xla_stays_off_under_bfloat16(monkeypatch):
-    """XLA:CPU runs bfloat16 matmuls through float32; TensorFlow's oneDNN kernels use the bfloat16 units."""
+    """XLA:CPU's bfloat16 matmuls ran slower than its float32 ones; TensorFlow's oneDNN kernels use the bfloat16
+    units (benchmarks/RESULTS.md)."""
     monkeypatch.setenv("KERAS_PRETRAIN_XLA_ON_CPU", "1")
     models = {}
     for policy in ("float32", "mixed_bfloat16"):
