@@ -31,12 +31,14 @@ def _step_clock():
     return StepClock()
 
 
-def fit_vs_step(shapes=("small", "base"), batch=None, seq=128, predictions=20, steps=None, rounds=2,
+def fit_vs_step(shapes=("small", "base"), batch=None, seq=128, predictions=20, steps=None, rounds=4,
                 copies=4):
     """For each shape in `shapes` and each of static / dynamic masking: the step rate of `model.fit` on
     `pretraining_dataset` and of `train_on_batch`, rounds alternating. Batch 16 (small) and 8 (base)
-    unless `batch`; `steps` per timed round: 20 (small), 5 (base), 4 (tiny) unless given; `copies` of the
-    bundled corpus in the shards."""
+    unless `batch`; `steps` per timed round: 10 (small), 3 (base), 4 (tiny) unless given; `copies` of the
+    bundled corpus in the shards. Short rounds, many of them: a load change on the shared machine lasts
+    seconds, and the paired median of 4 rounds drops one round it hit (2 rounds of 20 / 5 steps moved the
+    ratio by up to 9%)."""
     import keras
     import numpy as np
 
@@ -54,7 +56,7 @@ def fit_vs_step(shapes=("small", "base"), batch=None, seq=128, predictions=20, s
         for shape in shapes:
             dims = MLM_SHAPES[shape]
             size = batch or {"small": 16, "base": 8}.get(shape, 4)
-            count = steps or {"small": 20, "base": 5}.get(shape, 4)
+            count = steps or {"small": 10, "base": 3}.get(shape, 4)
             keras.utils.set_random_seed(0)
             backbone = BertBackbone(vocabulary_size=tokenizer.vocabulary_size(), num_layers=dims["L"],
                                     num_heads=dims["A"], hidden_dim=dims["H"], intermediate_dim=dims["I"])
