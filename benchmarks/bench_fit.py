@@ -4,8 +4,9 @@ One process per backend (KERAS_BACKEND): TFRecord shards of the bundled corpus w
 `recipes.create_pretraining_data`, read back by `keras_pretrain.data.pretraining_dataset` (static: the records
 as written; dynamic: masked anew in the tf.data graph), fed to a `BertPretrainer` (MLM + NSP, the recipe's
 model) by `model.fit`. The same model's `train_on_batch` on one batch of the same dataset, already in memory,
-is the step rate without any input pipeline. Rounds alternate the two; the ratio is the median over rounds
-of (fit steps/s) / (train_on_batch steps/s), 1.0 = the pipeline costs nothing.
+is the step rate without any input pipeline. Each round times the three (static, dynamic, `train_on_batch`)
+on one model; the ratio is the median over rounds of (fit steps/s) / (train_on_batch steps/s), 1.0 = the
+pipeline costs nothing.
 
 Inside `fit` the steps are timed from the end of the first batch of each call to the end of the last (a
 callback), so the iterator's start (the shuffle buffer's first fill) is not counted; it is reported apart
@@ -33,12 +34,12 @@ def _step_clock():
 
 def fit_vs_step(shapes=("small", "base"), batch=None, seq=128, predictions=20, steps=None, rounds=4,
                 copies=4):
-    """For each shape in `shapes` and each of static / dynamic masking: the step rate of `model.fit` on
-    `pretraining_dataset` and of `train_on_batch`, rounds alternating. Batch 16 (small) and 8 (base)
-    unless `batch`; `steps` per timed round: 10 (small), 3 (base), 4 (tiny) unless given; `copies` of the
-    bundled corpus in the shards. Short rounds, many of them: a load change on the shared machine lasts
-    seconds, and the paired median of 4 rounds drops one round it hit (2 rounds of 20 / 5 steps moved the
-    ratio by up to 9%)."""
+    """For each shape in `shapes`: the step rate of `model.fit` on `pretraining_dataset` with static and with
+    dynamic masking, and of `train_on_batch`, in rounds that each time all three (the order rotating) after
+    one untimed round. Batch 16 (small) and 8 (base) unless `batch`; `steps` per timed run: 10 (small), 3
+    (base), 4 (tiny) unless given; `copies` of the bundled corpus in the shards. Short rounds, many of
+    them: a load change on the shared machine lasts seconds, and the paired median of 4 rounds drops a round
+    it hit (2 rounds of 20 / 5 steps, each masking in its own rounds, moved the ratio by up to 9%)."""
     import keras
     import numpy as np
 
@@ -62,31 +63,38 @@ def fit_vs_step(shapes=("small", "base"), batch=None, seq=128, predictions=20, s
                                     num_heads=dims["A"], hidden_dim=dims["H"], intermediate_dim=dims["I"])
             model = BertPretrainer(backbone)
             model.compile(optimizer=AdamW(1e-4, weight_decay=0.01))
+            datasets = {dynamic: pretraining_dataset(files, tokenizer, seq_length=seq, max_predictions=predictions,
+                                                     batch_size=size, dynamic=dynamic, drop_remainder=True).repeat()
+                        for dynamic in (False, True)}
+            fixed = {k: np.asarray(v) for k, v in next(iter(datasets[True])).items()}
+            model.train_on_batch(fixed)  # compiles the train function fit uses too
+            clock = _step_clock()
+            rates = {"tob": [], False: [], True: []}
+            overhead = {False: [], True: []}
+            modes = ["tob", False, True]
+            for r in range(rounds + 1):  # round 0: warm-up, untimed
+                for mode in modes[r % 3:] + modes[:r % 3]:
+                    if mode == "tob":
+                        start = time.perf_counter()
+                        for _ in range(count):
+                            model.train_on_batch(fixed)
+                        rate = count / (time.perf_counter() - start)
+                    else:
+                        model.fit(datasets[mode], steps_per_epoch=count + 1, epochs=1, verbose=0, shuffle=False,
+                                  callbacks=[clock])
+                        rate = count / (clock.ends[-1] - clock.ends[0])
+                        if r:
+                            overhead[mode].append(clock.ends[0] - clock.begin)
+                    if r:
+                        rates[mode].append(rate)
             for dynamic in (False, True):
-                dataset = pretraining_dataset(files, tokenizer, seq_length=seq, max_predictions=predictions,
-                                              batch_size=size, dynamic=dynamic, drop_remainder=True).repeat()
-                fixed = {k: np.asarray(v) for k, v in next(iter(dataset)).items()}
-                model.train_on_batch(fixed)  # compiles the train function fit uses too
-                clock = _step_clock()
-                model.fit(dataset, steps_per_epoch=2, epochs=1, verbose=0, shuffle=False, callbacks=[clock])
-                tob, fit, overhead = [], [], []
-                for r in range(rounds):
-                    for mode in (("tob", "fit") if r % 2 == 0 else ("fit", "tob")):
-                        if mode == "tob":
-                            start = time.perf_counter()
-                            for _ in range(count):
-                                model.train_on_batch(fixed)
-                            tob.append(count / (time.perf_counter() - start))
-                        else:
-                            model.fit(dataset, steps_per_epoch=count + 1, epochs=1, verbose=0, shuffle=False,
-                                      callbacks=[clock])
-                            fit.append(count / (clock.ends[-1] - clock.ends[0]))
-                            overhead.append(clock.ends[0] - clock.begin)
-                paired = statistics.median(f / t for f, t in zip(fit, tob))
                 results["cases"].append({
                     "shape": shape, "batch": size, "dynamic": dynamic, "steps_per_round": count,
-                    "tob_steps_per_s": statistics.median(tob), "fit_steps_per_s": statistics.median(fit),
-                    "ratio": paired, "tob": tob, "fit": fit, "fit_call_overhead_s": statistics.median(overhead),
+                    "tob_steps_per_s": statistics.median(rates["tob"]),
+                    "fit_steps_per_s": statistics.median(rates[dynamic]),
+                    "ratio": statistics.median(f / t for f, t in zip(rates[dynamic], rates["tob"])),
+                    "tob": rates["tob"], "fit": rates[dynamic],
+                    "fit_call_overhead_s": statistics.median(overhead[dynamic]),
                 })
     return results
 
