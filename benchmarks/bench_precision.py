@@ -95,9 +95,8 @@ def precision_curve(shape="small", steps=300, batch=8, seq=128, predictions=20, 
     policies' curves averaged over the seeds (the loss curve of each policy).
 
     One run's gap measures mostly where its trajectory drifts: with the same weights and batches, float32 and
-    bfloat16 agree to ~1e-4 for ~100 steps, then part; the seed decides which ends lower. On PyTorch (this
-    CPU, 2026-12-02) seeds 0-3 gave largest gaps of 5.0, 1.9, 3.5 and 1.9%, bfloat16 ending 4.1% above
-    float32, level, and 0.5% and 0.4% below; float32 seeds differ among themselves by up to 13%."""
+    bfloat16 agree to ~1e-4 for ~100 steps, then part, and the seed decides which ends lower (RESULTS.md,
+    "bfloat16 loss curves over seeds")."""
     import keras
     import numpy as np
 
@@ -214,7 +213,8 @@ def report(by, quick):
         best = max(base, key=lambda r: r["speedup"])
         done = [c for c in curves.values() if not failed(c)]
         curve = next((c for c in done if c["backend"] == best["backend"]), done[0] if done else None)
-        gap = (f", loss curves ({curve['backend']}, mean of {curve.get('seeds', 1)} seeds) within "
+        seeds = curve.get("seeds", 1) if curve else 0
+        gap = (f", loss curves ({curve['backend']}{f', mean of {seeds} seeds' if seeds > 1 else ''}) within "
                f"{100 * curve['max_gap']:.2f}%" if curve else ", no loss curve")
         if curve and curve.get("runs"):
             single = [run["max_gap"] for run in curve["runs"]]
