@@ -14,17 +14,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 POLICIES = ("float32", "mixed_bfloat16")
 
 
-def cpu_flags():
-    """The CPU's instruction-set flags, from /proc/cpuinfo; an empty set if it cannot be read."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            return set(next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), []))
-    except OSError:
-        return set()
-
-
 def cpu_bf16_units():
     """The CPU's bfloat16 instruction flags (avx512_bf16, amx_bf16, ...), from /proc/cpuinfo; [] if none."""
+    from benchmarks.run import cpu_flags
+
     return sorted(flag for flag in cpu_flags() if "bf16" in flag or flag.startswith("amx"))
 
 

@@ -47,6 +47,18 @@ TRAINING_FAMILIES = ("albert", "roberta", "ernie", "distil_bert", "xlnet", "gpt"
 # XLNet's depends on the CPU (RESULTS.md): on one with AVX-512 (Zen 5, 2026-12-02) TensorFlow 1.94-2.18x
 # transformers, PyTorch 1.09-1.17x, JAX 1.07x; on one without (Zen 3) PyTorch 1.155x, TensorFlow 0.87x.
 FAMILY_BEST_BACKENDS = {"xlnet": {"avx512f": ("tensorflow",), None: ("torch",)}}
+# Timed rounds per family in the default tier (3 unless listed): ELMo's round (ours ~9 s + the reference
+# ~26 s) is 5x another family's.
+FAMILY_ROUNDS = {"elmo": 2}
+
+
+def cpu_flags():
+    """The CPU's instruction-set flags, from /proc/cpuinfo; an empty set if it cannot be read."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            return set(next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), []))
+    except OSError:
+        return set()
 
 
 def family_backends(family, default, flags):
@@ -106,15 +118,11 @@ def plan(args):
                 cases.append(("mlm", f"{shape} ab {backend}", backend, "mlm_ab",
                               dict(shape=shape, rounds=rounds, matmul_n=2048, **kwargs)))
     if "families" in args.only:
-        from benchmarks.bench_precision import cpu_flags
-
         flags = cpu_flags()
         for family in TRAINING_FAMILIES:
             for backend in (args.backends if full else family_backends(family, best, flags)):
-                # ELMo's round (ours ~9 s + the reference ~26 s) is 5x another family's: 2 in the default tier.
-                rounds = 4 if full else 2 if family == "elmo" else 3
                 cases.append(("families", f"{family} {backend}", backend, "family_step",
-                              dict(family=family, rounds=rounds)))
+                              dict(family=family, rounds=4 if full else FAMILY_ROUNDS.get(family, 3))))
     if "fit" in args.only:
         for backend in (args.backends if full else [best]):
             cases.append(("fit", f"fit {backend}", backend, "fit_vs_step", {}))
