@@ -20,6 +20,7 @@ from hub_modules.layout import is_python_tokenizer
 from hub_modules.layout import read_tokenizer
 from hub_modules.layout import save_tokenizer
 from keras_pretrain import families
+from keras_pretrain.errors import ConfigError
 
 
 class ModuleExportError(ExportError):
@@ -61,7 +62,7 @@ def read_model(source, pretrainer=False):
     from keras_pretrain import convert
 
     model, tokenizer = convert.load(source, pretrainer=pretrainer)
-    if families.family_of(model).vocabulary == "words":
+    if families.family_of(model).vocabulary.characters:
         tokenizer = None  # ELMo's converter returns its word list; the module's encoder reads strings
     return model, tokenizer
 
@@ -115,11 +116,11 @@ def export(model, out_dir, tokenizer=None, seq_length=128, overwrite=False, save
     out_dir = os.fspath(out_dir)
     if os.path.exists(out_dir) and os.listdir(out_dir) and not overwrite:
         raise FileExistsError(f"{out_dir}: exists and is not empty (pass overwrite=True to replace it).")
-    family = contracts.family_of(model)
     try:
-        contract = contracts.contract_of(family)
-    except ValueError as e:
+        family = families.family_of(model)
+    except ConfigError as e:
         raise ModuleExportError(f"{out_dir}: cannot export a {type(model).__name__}: {e}") from None
+    contract = family.contract
     os.makedirs(out_dir, exist_ok=True)
     # metadata.json goes first and comes back last: the module is complete
     # only once it is rewritten. Stale parts of an older module go too.
@@ -133,19 +134,17 @@ def export(model, out_dir, tokenizer=None, seq_length=128, overwrite=False, save
     saved = model if isinstance(model, keras.Model) else backbone  # an ElmoEmbedder is a layer
     saved.save(os.path.join(out_dir, "model.keras"))
     extra = {}
-    if contract == "elmo":
-        mix = getattr(model, "scalar_mix", None) or contracts.default_scalar_mix(backbone)
+    mix = contract.module_scalar_mix(model, backbone)
+    if mix is not None:
         weights, gamma = contracts.scalar_mix_values(mix)
         extra["scalar_mix"] = {"weights": weights, "gamma": gamma}
-        if tokenizer is None:
-            from keras_pretrain.models.elmo import ElmoCharacterMapper
-
-            tokenizer = ElmoCharacterMapper(max_characters=backbone.max_characters)
+    if tokenizer is None and family.vocabulary.characters:  # ELMo: the character mapper, for tf.data
+        tokenizer = family.tokenizer_class(max_characters=backbone.max_characters)
     if tokenizer is not None:
         save_tokenizer(tokenizer, os.path.join(out_dir, "tokenizer"))
     with_preprocessor = _has_preprocessor(tokenizer)
     if serving.is_classifier(model) and savedmodels:
-        extra["serving"] = serving_metadata(model, family, labels, pair, seq_length)
+        extra["serving"] = serving_metadata(model, family.name, labels, pair, seq_length)
     if savedmodels:
         if keras.config.backend() == "tensorflow":
             write_savedmodels(out_dir, model, extra, seq_length)
@@ -154,12 +153,12 @@ def export(model, out_dir, tokenizer=None, seq_length=128, overwrite=False, save
     metadata = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
-        "family": family,
-        "contract": contract,
+        "family": family.name,
+        "contract": contract.name,
         "model_class": type(saved).__name__,
         "backbone_class": type(backbone).__name__,
         "config": backbone.get_config(),
-        "has_mlm": contracts.has_mlm(model) and contract in ("bert", "roberta"),
+        "has_mlm": contracts.has_mlm(model) and contract.mlm,
         "tokenizer": tokenizer is not None,
         "tokenizer_class": None if tokenizer is None else type(tokenizer).__name__,
         "preprocessor": bool(savedmodels and with_preprocessor),
@@ -177,15 +176,14 @@ def export(model, out_dir, tokenizer=None, seq_length=128, overwrite=False, save
 
 def write_savedmodels(out_dir, model, extra, seq_length):
     """`encoder/` (+ `preprocessor/`) from the model and `out_dir/tokenizer/` (TF backend)."""
-    from keras_pretrain.export import contracts
     from keras_pretrain.export import export_encoder
     from keras_pretrain.export import export_preprocessor
 
-    family = contracts.family_of(model)
+    family = families.family_of(model)
     backbone = getattr(model, "backbone", model)
     mix = None
     if "scalar_mix" in extra:
-        mix = contracts.default_scalar_mix(backbone, extra["scalar_mix"]["weights"], extra["scalar_mix"]["gamma"])
+        mix = family.contract.module_scalar_mix(model, backbone, extra["scalar_mix"])
     tokenizer = None
     tokenizer_folder = os.path.join(out_dir, "tokenizer")
     if os.path.isdir(tokenizer_folder):
@@ -193,13 +191,14 @@ def write_savedmodels(out_dir, model, extra, seq_length):
     assets = []
     if is_python_tokenizer(tokenizer):
         assets = [os.path.join(tokenizer_folder, "assets", n) for n in ("vocab.json", "merges.txt")]
-    export_encoder(model, os.path.join(out_dir, "encoder"), family=family, scalar_mix=mix, assets=assets)
+    export_encoder(model, os.path.join(out_dir, "encoder"), contract=family.contract, scalar_mix=mix, assets=assets)
     if _has_preprocessor(tokenizer):
         export_preprocessor(tokenizer, os.path.join(out_dir, "preprocessor"), seq_length=seq_length)
     if "serving" in extra:
         spec = extra["serving"]
         serving.export_serving(model, os.path.join(out_dir, spec["path"]), tokenizer=tokenizer,
-                               labels=spec["labels"], pair=spec["pair"], seq_length=spec["seq_length"], family=family)
+                               labels=spec["labels"], pair=spec["pair"], seq_length=spec["seq_length"],
+                               family=family.name)
 
 
 def serving_metadata(model, family, labels=None, pair=False, seq_length=128):
@@ -212,12 +211,12 @@ def serving_metadata(model, family, labels=None, pair=False, seq_length=128):
     return {
         "path": SERVING_PATH,
         "signature": "serving_default",
-        "inputs": list(serving.text_inputs(family, pair)),
+        "inputs": list(serving.text_inputs(model, pair, family)),
         "outputs": list(serving.OUTPUTS),
         "labels": labels,
         "pair": bool(pair),
         "seq_length": min(seq_length, limit) if limit else seq_length,
-        "requires": "tensorflow" if families.get(family).contract == "gpt" else "tensorflow_text",
+        "requires": families.get(family).contract.serving_requires,
     }
 
 
@@ -229,10 +228,8 @@ def export_serving(model, path, tokenizer=None, labels=None, pair=False, seq_len
     TensorFlow-backend subprocess. Returns the `metadata.json`-style
     description (inputs, outputs, labels, length).
     """
-    from keras_pretrain.export import contracts
-
     path = os.fspath(path)
-    family = contracts.family_of(model)
+    family = families.family_of(model).name
     spec = serving_metadata(model, family, labels, pair, seq_length)
     spec["path"] = path
     if keras.config.backend() == "tensorflow":

@@ -10,6 +10,7 @@ from hub_modules.layout import FORMAT_VERSION
 from hub_modules.layout import read_tokenizer
 from keras_pretrain import families
 from keras_pretrain.errors import CheckpointFormatError
+from keras_pretrain.errors import ConfigError
 from keras_pretrain.export import contracts
 from keras_pretrain.models.task import with_layers
 
@@ -49,7 +50,7 @@ def read_metadata(path):
         raise CheckpointFormatError(
             f"{meta_path}: unknown family {metadata['family']!r}; expected one of {sorted(families.FAMILIES)}."
         )
-    metadata.setdefault("contract", contracts.contract_of(metadata["family"]))
+    metadata.setdefault("contract", families.get(metadata["family"]).contract.name)
     return path, metadata
 
 
@@ -88,17 +89,13 @@ class HubEncoder(keras.layers.Layer):
         self.trainable_backbone = trainable_backbone
         self.backbone.trainable = trainable_backbone
         self.scalar_mix_values = scalar_mix
+        self._contract = contracts.get(contract)
         self.scalar_mix = None
-        if contract == "elmo":
-            values = scalar_mix or {}
-            self.scalar_mix = contracts.default_scalar_mix(
-                backbone, values.get("weights"), values.get("gamma", 1.0)
-            )
+        if self._contract.scalar_mix:
+            self.scalar_mix = self._contract.module_scalar_mix(None, backbone, scalar_mix or {})
 
     def call(self, inputs, training=None):
-        return contracts.encoder_outputs(
-            self.contract, self.backbone, inputs, training=training, scalar_mix=self.scalar_mix
-        )
+        return self._contract.outputs(self.backbone, inputs, training=training, scalar_mix=self.scalar_mix)
 
     def get_config(self):
         config = super().get_config()
@@ -115,6 +112,14 @@ class HubEncoder(keras.layers.Layer):
     @classmethod
     def from_config(cls, config):
         return cls(**with_layers(config))
+
+
+def _family_name(model):
+    """The family name of `model`'s backbone ("unknown" for none of ours)."""
+    try:
+        return families.family_of(model).name
+    except ConfigError:
+        return "unknown"
 
 
 def _check_savedmodel(folder):
@@ -175,7 +180,7 @@ def load(path, trainable=True, savedmodel=False, trainable_backbone=None):
     release = None if savedmodel else _release(path)
     if release is not None:
         backbone = getattr(release, "backbone", release)
-        metadata = {"contract": families.family_of(backbone).contract, "family": families.family_of(backbone).name}
+        metadata = {"contract": families.family_of(backbone).contract.name, "family": families.family_of(backbone).name}
     else:
         path, metadata = read_metadata(path)
     contract = metadata["contract"]
@@ -200,7 +205,7 @@ def load(path, trainable=True, savedmodel=False, trainable_backbone=None):
     model = release if release is not None else load_model(path, metadata)
     backbone = getattr(model, "backbone", model)
     if trainable_backbone is None:
-        trainable_backbone = contract != "elmo"
+        trainable_backbone = contracts.get(contract).trains_backbone
     layer = HubEncoder(
         backbone,
         contract=contract,
@@ -250,10 +255,10 @@ def load_model(path, metadata=None):
             f"{meta_path}: says backbone_class {metadata['backbone_class']!r} (family "
             f"{metadata['family']!r}), but {model_path} holds a {type(backbone).__name__}."
         )
-    if contracts.family_of(model) != metadata["family"]:
+    found = _family_name(model)
+    if found != metadata["family"]:
         raise CheckpointFormatError(
-            f"{meta_path}: says family {metadata['family']!r}, but {model_path} holds a "
-            f"{contracts.family_of(model)!r} model."
+            f"{meta_path}: says family {metadata['family']!r}, but {model_path} holds a {found!r} model."
         )
     config = backbone.get_config()
     different = sorted(

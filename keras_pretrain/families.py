@@ -1,11 +1,15 @@
 """The model families: the one list, and everything the rest of the library asks about a family.
 
 Each `Family` names its classes (resolved lazily, so importing this module imports no model code), its
-presets, its converters per source format, its pretraining defaults, how it packs `[CLS] A [SEP] B [SEP]`-style
-inputs, and its TF-Hub contract. Recipes (`--model` choices), `keras_pretrain.convert`, `keras_pretrain.export`,
-`hub_modules` and the benchmarks read this registry; nothing else lists families or inspects class names.
+presets, its converters per source format, its pretraining defaults, and holds its BEHAVIOUR OBJECTS: its
+packing (`keras_pretrain.data.packing`), its TF-Hub contract (`keras_pretrain.export.contracts`), its
+vocabulary kind, its text preprocessor (`keras_pretrain.tasks.preprocessing`) and how the tasks summarise a
+sequence (`keras_pretrain.layers.summaries`). Recipes (`--model` choices), `keras_pretrain.convert`,
+`keras_pretrain.export`, `keras_pretrain.tasks`, `hub_modules` and the benchmarks read this registry; code asks
+the family's objects and never compares a family's name or kind strings.
 
-Adding a family: write its folder under `keras_pretrain/models/` and add one `Family(...)` to `FAMILIES` below.
+Adding a family: write its folder (under `keras_pretrain/models/` or in a package of your own) and call
+`families.register(Family(...))` (the families of this library are registered below); see docs/add-a-family.md.
 
 ```python
 from keras_pretrain import families
@@ -17,9 +21,13 @@ families.family_of(backbone).name  # "albert"
 """
 
 import dataclasses
+import functools
 import importlib
 
+from keras_pretrain.data import packing as packings
 from keras_pretrain.errors import ConfigError
+from keras_pretrain.export import contracts
+from keras_pretrain.layers import summaries
 
 # Pretraining kinds: one module each in keras_pretrain/pretraining/.
 MASKED_LM = "masked_lm"
@@ -36,6 +44,31 @@ TINY_ENCODER = {"num_layers": 2, "num_heads": 2, "hidden_dim": 128, "intermediat
 
 
 @dataclasses.dataclass(frozen=True)
+class Vocabulary:
+    """The kind of vocabulary a family's pretraining run learns and saves.
+
+    Attributes:
+        name: "wordpiece", "bpe" or "words" (messages and run metadata only).
+        files: what a run saves beside its model.
+        characters: the model reads characters, not token ids (ELMo): no tokenizer ids to feed.
+        from_folder: the family's tokenizer class reads the run folder itself (`from_folder`); otherwise
+            the run's `vocab.txt` makes a WordPiece tokenizer.
+        resizable: the vocabulary can be padded to a multiple (`--distribution` with a vocabulary multiple).
+    """
+
+    name: str
+    files: tuple
+    characters: bool = False
+    from_folder: bool = False
+    resizable: bool = True
+
+
+WORDPIECE = Vocabulary("wordpiece", ("vocab.txt",))
+BPE = Vocabulary("bpe", ("vocab.json", "merges.txt"), from_folder=True, resizable=False)
+WORDS = Vocabulary("words", ("words.txt",), characters=True)
+
+
+@dataclasses.dataclass(frozen=True)
 class Family:
     """One model family.
 
@@ -44,12 +77,22 @@ class Family:
         backbone, pretrainer, classifier, tokenizer: class names in the family package
             (`keras_pretrain.models.<name>`), or "<family>.<Class>" for another family's class (ERNIE's
             classifier is BERT's); the `*_class` properties import them.
-        contract: the TF-Hub module contract (`keras_pretrain.export.contracts`): input and output names.
-        packing: how a pair of segments becomes one input: "bert" (`[CLS] A [SEP] B [SEP]`), "roberta"
-            (`<s> A </s></s> B </s>`), "xlnet" (`A <sep> B <sep> <cls>`, left-padded), "gpt" (start /
-            delimiter / classify tokens), "elmo" (words with a separator).
-        vocabulary: the tokenizer kind a pretraining run saves: "wordpiece" (vocab.txt), "bpe" (vocab.json +
-            merges.txt) or "words" (words.txt; ELMo reads characters).
+        contract: the TF-Hub module contract object (`keras_pretrain.export.contracts.Contract`): input and
+            output names, `to_backbone` inputs, the encoder SavedModel's endpoints.
+        packing: the packing object (`keras_pretrain.data.packing.Packing`): special tokens, pair layout,
+            left / right padding: BERT (`[CLS] A [SEP] B [SEP]`), ROBERTA (`<s> A </s></s> B </s>`), XLNET
+            (`A <sep> B <sep> <cls>`, left-padded), GPT (start / delimiter / classify tokens), ELMO (words with
+            a separator).
+        vocabulary: the `Vocabulary` a pretraining run saves: WORDPIECE (vocab.txt), BPE (vocab.json +
+            merges.txt) or WORDS (words.txt; ELMo reads characters).
+        preprocessor: "module:Class" of the family's text preprocessor (tokenizer + packing:
+            `keras_pretrain.tasks.preprocessing`), used by `recipes.finetune`, serving and TF-Hub export.
+        keras_preprocessor: the keras-hub preprocessor layer class name in the family package (strings ->
+            inputs inside `model.fit`), or None where the family has none yet.
+        summary: how the sentence-level tasks summarise a sequence (`keras_pretrain.layers.summaries`).
+        token_states: where the tasks read one vector per token (`keras_pretrain.layers.summaries`).
+        fine_tuning_optimizer: the classifiers' default optimizer (a callable returning a new one).
+        package: the family's package (default `keras_pretrain.models.<name>`).
         casing: whether the tokenizer has a lower-casing option (byte-level BPE has none).
         huggingface: `model_type` values of Hugging Face `config.json` that this family converts.
         converters: source format -> "module:function" ("huggingface", "tf1", ...).
@@ -70,12 +113,18 @@ class Family:
     pretrainer: str
     classifier: str
     tokenizer: str
-    contract: str
-    packing: str
-    vocabulary: str
+    contract: contracts.Contract
+    packing: packings.Packing
+    vocabulary: Vocabulary
     kind: str
     objective: str
     objectives: tuple
+    summary: summaries.SequenceSummary = summaries.POOLED
+    token_states: summaries.TokenStates = summaries.SEQUENCE_OUTPUT
+    preprocessor: str = "keras_pretrain.tasks.preprocessing:TextPreprocessor"
+    keras_preprocessor: str = None
+    fine_tuning_optimizer: object = None
+    package_name: str = None
     masking: str = None
     casing: bool = True
     huggingface: tuple = ()
@@ -90,13 +139,19 @@ class Family:
 
     @property
     def package(self):
-        return f"keras_pretrain.models.{self.name}"
+        return self.package_name or f"keras_pretrain.models.{self.name}"
 
     def module(self):
         """The family package (importing it registers its Keras classes)."""
         return importlib.import_module(self.package)
 
     def _class(self, name):
+        if name is None:
+            return None
+        if ":" in name:  # "module:Class"
+            module, name = name.split(":")
+            self.module()  # registers this family's classes too
+            return getattr(importlib.import_module(module), name)
         if "." in name:  # another family's class: "bert.BertTokenizer"
             package, name = name.split(".")
             self.module()  # registers this family's classes too
@@ -107,6 +162,16 @@ class Family:
     pretrainer_class = property(lambda self: self._class(self.pretrainer))
     classifier_class = property(lambda self: self._class(self.classifier))
     tokenizer_class = property(lambda self: self._class(self.tokenizer))
+    preprocessor_class = property(lambda self: self._class(self.preprocessor))
+    keras_preprocessor_class = property(lambda self: self._class(self.keras_preprocessor))
+
+    def default_fine_tuning_optimizer(self):
+        """A new instance of the family's default fine-tuning optimizer."""
+        from keras_pretrain.optimizers import AdamW
+
+        if self.fine_tuning_optimizer is None:
+            return AdamW(5e-5, weight_decay=0.01)
+        return self.fine_tuning_optimizer()
 
     @property
     def presets(self):
@@ -116,7 +181,7 @@ class Family:
     @property
     def masked_lm(self):
         """True for the masked-LM families (fill-mask, `--masking`, `--lexicon`)."""
-        return self.kind == MASKED_LM
+        return self.masking is not None
 
     def converter(self, source):
         """The importer of `source` ("huggingface", "tf1", ...): a function, imported."""
@@ -131,57 +196,121 @@ def _hf(family):
     return {"huggingface": f"keras_pretrain.models.{family}.{family}_convert:convert_huggingface"}
 
 
-_ENCODER = dict(contract="bert", packing="bert", vocabulary="wordpiece", kind=MASKED_LM,
-                objectives=MASKED_LM_OBJECTIVES)
+def _adamw(learning_rate, **kwargs):
+    """A fine-tuning optimizer factory: `keras_pretrain.optimizers.AdamW(learning_rate, **kwargs)`."""
 
-FAMILIES = {
-    family.name: family
-    for family in (
-        # ALBERT v2 trains without dropout; with it (or at 2e-3) the tiny demo model stalls at unigram
-        # statistics on the bundled corpus. Two shared layers take 2500 steps in the time four take 1000,
-        # and leave the unigram plateau (held-out accuracy 0.158 against 0.098).
-        Family("albert", "AlbertBackbone", "AlbertPretrainer", "AlbertClassifier", "AlbertTokenizer",
-               objective="sop", masking="ngram", dropout=0.0, learning_rate=1e-3, steps=2500,
-               demo_config={**TINY_ENCODER, "num_groups": 1, "embedding_dim": 64},
-               huggingface=("albert",),
-               converters={**_hf("albert"), "tf1": "keras_pretrain.models.albert.albert_convert:convert_tf1"},
-               **_ENCODER),
-        Family("bert", "BertBackbone", "BertPretrainer", "BertClassifier", "BertTokenizer",
-               objective="nsp", masking="token", demo_config=TINY_ENCODER, huggingface=("bert",),
-               converters={**_hf("bert"), "tf1": "keras_pretrain.models.bert.bert_convert:convert_tf1"},
-               **_ENCODER),
-        # RoBERTa: no NSP, FULL-SENTENCES packing, a new mask every epoch.
-        Family("roberta", "RobertaBackbone", "RobertaPretrainer", "RobertaClassifier", "RobertaTokenizer",
-               objective="full_sentences", masking="token", dynamic=True, casing=False,
-               demo_config={**TINY_ENCODER, "padding_id": 0}, position_offset=2, huggingface=("roberta",),
-               converters={**_hf("roberta"), "fairseq": "keras_pretrain.models.roberta.roberta_convert:convert_fairseq"},
-               **{**_ENCODER, "contract": "roberta", "packing": "roberta"}),
-        Family("distil_bert", "DistilBertBackbone", "DistilBertPretrainer", "DistilBertClassifier",
-               "bert.BertTokenizer", objective="full_sentences", masking="token", dynamic=True,
-               demo_config=TINY_ENCODER, huggingface=("distilbert",), converters=_hf("distil_bert"),
-               **{**_ENCODER, "contract": "roberta"}),
-        # ERNIE 1.0: knowledge masking (phrases / entities from --lexicon).
-        Family("ernie", "ErnieBackbone", "ErniePretrainer", "bert.BertClassifier", "bert.BertTokenizer",
-               objective="nsp", masking="knowledge", demo_config=TINY_ENCODER, huggingface=("ernie",),
-               converters=_hf("ernie"), **_ENCODER),
-        Family("gpt", "GPTBackbone", "GPTCausalLM", "GPTClassifier", "GPTTokenizer", contract="gpt",
-               packing="gpt", vocabulary="bpe", kind=CAUSAL_LM, objective=CAUSAL_LM, objectives=(CAUSAL_LM,),
-               casing=False, demo_config=TINY_ENCODER, huggingface=("openai-gpt",),
-               converters={**_hf("gpt"), "openai": "keras_pretrain.models.gpt.gpt_convert:convert_openai"}),
-        Family("xlnet", "XLNetBackbone", "XLNetPretrainer", "XLNetClassifier", "XLNetTokenizer",
-               contract="xlnet", packing="xlnet", vocabulary="wordpiece", kind=PERMUTATION_LM,
-               objective=PERMUTATION_LM, objectives=(PERMUTATION_LM,), demo_config=TINY_ENCODER, positions=False,
-               huggingface=("xlnet",),
-               converters={**_hf("xlnet"), "tf1": "keras_pretrain.models.xlnet.xlnet_convert:convert_tf1"}),
-        Family("elmo", "ElmoBackbone", "ElmoBiLM", "ElmoClassifier", "ElmoCharacterMapper", contract="elmo",
-               packing="elmo", vocabulary="words", kind=BIDIRECTIONAL_LM, objective=BIDIRECTIONAL_LM,
-               objectives=(BIDIRECTIONAL_LM,), positions=False,
-               demo_config={"num_layers": 2, "hidden_dim": 64, "lstm_dim": 256, "num_highway": 1,
-                            "filters": [[1, 32], [2, 32], [3, 64], [4, 128]]},
-               converters={"bilm": "keras_pretrain.models.elmo.elmo_convert:convert_bilm",
-                           "tf1_hub": "keras_pretrain.models.elmo.elmo_convert:convert_tf1_hub"}),
-    )
-}
+    def make():
+        from keras_pretrain.optimizers import AdamW
+
+        return AdamW(learning_rate, **kwargs)
+
+    return make
+
+
+def _adam(learning_rate):
+    def make():
+        import keras
+
+        return keras.optimizers.Adam(learning_rate)
+
+    return make
+
+
+_ENCODER = dict(contract=contracts.BERT, packing=packings.BERT, vocabulary=WORDPIECE, kind=MASKED_LM,
+                objectives=MASKED_LM_OBJECTIVES)
+# RoBERTa's head (`RobertaClassificationHead`): the `<s>` state, dropout, Dense(H, tanh), then the output layer.
+_ROBERTA_SUMMARY = summaries.SequenceSummary(summaries.FirstToken, activation="tanh", input_dropout=True)
+_TEXT = "keras_pretrain.tasks.preprocessing"
+
+FAMILIES = {}
+
+
+def register(family):
+    """Adds `family` to the registry (from anywhere: a family may live outside `keras_pretrain/models/`).
+
+    Its package (`Family.package_name`, default `keras_pretrain.models.<name>`) is imported when its classes
+    are first asked for; importing it registers its Keras classes. Re-registering a name replaces the entry.
+    Returns `family`.
+    """
+    if not isinstance(family, Family):
+        raise ConfigError(f"families.register takes a Family; got {type(family).__name__}.")
+    FAMILIES[family.name] = family
+    _backbone_classes.cache_clear()
+    return family
+
+
+def unregister(name):
+    """Removes the family `name` (tests that register a toy family clean up with it)."""
+    FAMILIES.pop(name, None)
+    _backbone_classes.cache_clear()
+
+
+for _family in (
+    # ALBERT v2 trains without dropout; with it (or at 2e-3) the tiny demo model stalls at unigram
+    # statistics on the bundled corpus. Two shared layers take 2500 steps in the time four take 1000,
+    # and leave the unigram plateau (held-out accuracy 0.158 against 0.098).
+    Family("albert", "AlbertBackbone", "AlbertPretrainer", "AlbertClassifier", "AlbertTokenizer",
+           objective="sop", masking="ngram", dropout=0.0, learning_rate=1e-3, steps=2500,
+           demo_config={**TINY_ENCODER, "num_groups": 1, "embedding_dim": 64},
+           huggingface=("albert",), keras_preprocessor="AlbertPreprocessor",
+           converters={**_hf("albert"), "tf1": "keras_pretrain.models.albert.albert_convert:convert_tf1"},
+           **_ENCODER),
+    Family("bert", "BertBackbone", "BertPretrainer", "BertClassifier", "BertTokenizer",
+           objective="nsp", masking="token", demo_config=TINY_ENCODER, huggingface=("bert",),
+           keras_preprocessor="BertPreprocessor",
+           converters={**_hf("bert"), "tf1": "keras_pretrain.models.bert.bert_convert:convert_tf1"},
+           **_ENCODER),
+    # RoBERTa: no NSP, FULL-SENTENCES packing, a new mask every epoch.
+    Family("roberta", "RobertaBackbone", "RobertaPretrainer", "RobertaClassifier", "RobertaTokenizer",
+           objective="full_sentences", masking="token", dynamic=True, casing=False,
+           demo_config={**TINY_ENCODER, "padding_id": 0}, position_offset=2, huggingface=("roberta",),
+           converters={**_hf("roberta"), "fairseq": "keras_pretrain.models.roberta.roberta_convert:convert_fairseq"},
+           summary=_ROBERTA_SUMMARY,
+           fine_tuning_optimizer=_adamw(2e-5, weight_decay=0.1, beta_2=0.98, epsilon=1e-6),
+           **{**_ENCODER, "contract": contracts.ROBERTA, "packing": packings.ROBERTA}),
+    # DistilBERT's head (`DistilBertForSequenceClassification`): `pre_classifier` Dense(H, relu) on the
+    # [CLS] state, no dropout before it, `seq_classif_dropout` 0.2 after it.
+    Family("distil_bert", "DistilBertBackbone", "DistilBertPretrainer", "DistilBertClassifier",
+           "bert.BertTokenizer", objective="full_sentences", masking="token", dynamic=True,
+           demo_config=TINY_ENCODER, huggingface=("distilbert",), converters=_hf("distil_bert"),
+           keras_preprocessor="bert.BertPreprocessor",
+           summary=summaries.SequenceSummary(summaries.FirstToken, activation="relu", dropout=0.2),
+           fine_tuning_optimizer=_adamw(2e-5, weight_decay=0.1, beta_2=0.98, epsilon=1e-6),
+           **{**_ENCODER, "contract": contracts.ROBERTA}),
+    # ERNIE 1.0: knowledge masking (phrases / entities from --lexicon).
+    Family("ernie", "ErnieBackbone", "ErniePretrainer", "bert.BertClassifier", "bert.BertTokenizer",
+           objective="nsp", masking="knowledge", demo_config=TINY_ENCODER, huggingface=("ernie",),
+           keras_preprocessor="bert.BertPreprocessor", converters=_hf("ernie"), **_ENCODER),
+    Family("gpt", "GPTBackbone", "GPTCausalLM", "GPTClassifier", "GPTTokenizer", contract=contracts.GPT,
+           packing=packings.GPT, vocabulary=BPE, kind=CAUSAL_LM, objective=CAUSAL_LM, objectives=(CAUSAL_LM,),
+           casing=False, demo_config=TINY_ENCODER, huggingface=("openai-gpt",),
+           summary=summaries.SequenceSummary(summaries.ExtractToken, initializer=summaries.random_normal), preprocessor=f"{_TEXT}:GPTTextPreprocessor",
+           fine_tuning_optimizer=_adamw(6.25e-5, weight_decay=0.01),
+           converters={**_hf("gpt"), "openai": "keras_pretrain.models.gpt.gpt_convert:convert_openai"}),
+    # XLNet's head (`XLNetForSequenceClassification`, `summary_type="last"`): Dense(H, tanh) on the last
+    # position (`<cls>`: inputs are left-padded), `summary_last_dropout`, then the output layer.
+    Family("xlnet", "XLNetBackbone", "XLNetPretrainer", "XLNetClassifier", "XLNetTokenizer",
+           contract=contracts.XLNET, packing=packings.XLNET, vocabulary=WORDPIECE, kind=PERMUTATION_LM,
+           objective=PERMUTATION_LM, objectives=(PERMUTATION_LM,), demo_config=TINY_ENCODER, positions=False,
+           huggingface=("xlnet",),
+           summary=summaries.SequenceSummary(summaries.LastToken, activation="tanh", projection="summary_dense",
+                                             projection_name="summary", initializer=summaries.random_normal),
+           fine_tuning_optimizer=_adamw(2e-5, weight_decay=0.01),
+           converters={**_hf("xlnet"), "tf1": "keras_pretrain.models.xlnet.xlnet_convert:convert_tf1"}),
+    # ELMo: the frozen biLM's scalar mix (ElmoEmbedder) as token states, their mean over the real tokens.
+    Family("elmo", "ElmoBackbone", "ElmoBiLM", "ElmoClassifier", "ElmoCharacterMapper", contract=contracts.ELMO,
+           packing=packings.ELMO, vocabulary=WORDS, kind=BIDIRECTIONAL_LM, objective=BIDIRECTIONAL_LM,
+           objectives=(BIDIRECTIONAL_LM,), positions=False,
+           summary=summaries.SequenceSummary(summaries.MaskedMean, output_dropout=False, initializer=None),
+           token_states=summaries.TokenStates("keras_pretrain.models.elmo:ElmoEmbedder", attribute="embedder",
+                                              layer_name="elmo", characters=True),
+           preprocessor=f"{_TEXT}:ElmoTextPreprocessor", fine_tuning_optimizer=_adam(1e-3),
+           demo_config={"num_layers": 2, "hidden_dim": 64, "lstm_dim": 256, "num_highway": 1,
+                        "filters": [[1, 32], [2, 32], [3, 64], [4, 128]]},
+           converters={"bilm": "keras_pretrain.models.elmo.elmo_convert:convert_bilm",
+                       "tf1_hub": "keras_pretrain.models.elmo.elmo_convert:convert_tf1_hub"}),
+):
+    FAMILIES[_family.name] = _family
 
 
 def names():
@@ -209,16 +338,23 @@ def family_of(model):
     `BertBackbone` "bert". Raises ConfigError for a model of no known family.
     """
     backbone = getattr(model, "backbone", model)
+    classes = _backbone_classes()
+    for cls in type(backbone).__mro__:
+        if cls in classes:
+            return classes[cls]
+    raise ConfigError(f"{type(backbone).__name__} is not the backbone of a known family ({', '.join(FAMILIES)}).")
+
+
+@functools.lru_cache(maxsize=1)
+def _backbone_classes():
+    """backbone class -> family (cleared by `register`)."""
     classes = {}
     for family in FAMILIES.values():
         try:
             classes[family.backbone_class] = family
         except (ImportError, AttributeError):  # a family whose package cannot be imported here
             continue
-    for cls in type(backbone).__mro__:
-        if cls in classes:
-            return classes[cls]
-    raise ConfigError(f"{type(backbone).__name__} is not the backbone of a known family ({', '.join(FAMILIES)}).")
+    return classes
 
 
 def from_huggingface_type(model_type, source="config.json"):

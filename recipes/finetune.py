@@ -31,9 +31,7 @@ import os
 import sys
 import time
 
-from keras_pretrain.data.packing import pack_lists
-from keras_pretrain.data.packing import packing_of_family
-from keras_pretrain.data.packing import pads_left
+from keras_pretrain.data.packing import GPT
 from keras_pretrain.data.packing import truncate  # noqa: F401 (recipes.finetune.truncate, as before)
 from recipes import common
 
@@ -83,8 +81,7 @@ def read_table(parser, path, task):
     return rows
 
 
-GPT_SPECIAL_TOKENS = ["_start_", "_delimiter_", "_classify_"]
-ELMO_PAIR_SEPARATOR = "|||"
+GPT_SPECIAL_TOKENS = list(GPT.special_tokens)
 
 
 def load_pretrained(parser, source, lowercase=None):
@@ -128,14 +125,14 @@ def load_release(parser, source, lowercase=None):
 
     try:
         family = detect(source).family
-        if lowercase is not None and not (families.get(family).casing and families.get(family).vocabulary != "words"):
+        if lowercase is not None and not (families.get(family).casing and not families.get(family).vocabulary.characters):
             parser.error(f"--from: --lowercase does not apply to {source!r} (its {family} tokenizer has no "
                          "casing option)")
         model, tokenizer = convert.load(source, **({} if lowercase is None else {"lowercase": lowercase}))
     except (CheckpointFormatError, ConfigError) as e:
         parser.error(f"--from: {source!r} is not a pretraining run (pretrainer.keras), a module folder "
                      f"(metadata.json) or a release keras_pretrain.convert.load reads: {e}")
-    if families.get(family).vocabulary == "words":
+    if families.get(family).vocabulary.characters:
         tokenizer = None  # ELMo reads characters: words are split in `encode`
     elif tokenizer is None:
         parser.error(f"--from: {source!r} holds no tokenizer files (vocabulary) beside the weights")
@@ -147,9 +144,9 @@ def run_tokenizer(parser, source, family, lowercase, stated=(None, None)):
     from keras_pretrain import families
 
     vocabulary = families.get(family).vocabulary
-    if vocabulary == "words":
+    if vocabulary.characters:
         return None  # ELMo reads characters: words are split in `encode`
-    if vocabulary == "bpe":
+    if vocabulary.from_folder:
         return families.get(family).tokenizer_class.from_folder(source)
     from keras_pretrain.models.bert import BertTokenizer
 
@@ -162,73 +159,30 @@ def run_tokenizer(parser, source, family, lowercase, stated=(None, None)):
     return BertTokenizer(vocabulary=vocab, lowercase=lowercase)
 
 
-def token_ids(tokenizer, texts):
-    """Lists of token ids (no special tokens), from a keras-hub or Python tokenizer."""
-    if hasattr(tokenizer, "tokenize_to_pieces"):  # GPTTokenizer (Python)
-        return [tokenizer.tokenize(t) for t in texts]
-    ids = tokenizer(list(texts))
-    return ids.to_list() if hasattr(ids, "to_list") else [list(map(int, row)) for row in ids]
+def preprocessor(family, tokenizer):
+    """The family's text preprocessor (`keras_pretrain.tasks.preprocessing`): tokenizer + packing."""
+    from keras_pretrain import families
+
+    family = families.get(family)
+    return family.preprocessor_class(family, tokenizer)
 
 
 def pack(family, segments, special, seq_length):
-    """One row: (token ids, segment ids) in the family's format, unpadded.
+    """One row: (token ids, segment ids) in the family's packing, unpadded (segments trimmed round-robin, as
+    the serving SavedModel does)."""
+    from keras_pretrain import families
 
-    BERT, ALBERT, ERNIE, DistilBERT: `[CLS] A [SEP] B [SEP]` (segments 0 / 1);
-    RoBERTa: `<s> A </s></s> B </s>`; XLNet: `A <sep> B <sep> <cls>` with the
-    class token last (segment 2), padded on the left by `encode`. Segments are
-    trimmed round-robin (`truncate`), as the serving SavedModel does.
-    """
-    return pack_lists(packing_of_family(family), segments, *special, seq_length=seq_length)
+    return families.get(family).packing.pack_lists(segments, *special, seq_length=seq_length)
 
 
 def encode(family, tokenizer, columns, seq_length, special=None):
     """Model inputs (NumPy arrays) for the text columns (one, or two for pairs)."""
-    import numpy as np
-
-    from keras_pretrain import families
-
-    packing = families.get(family).packing
-    if packing == "elmo":
-        from keras_pretrain.models.elmo import character_ids
-        from keras_pretrain.models.elmo import split_words
-
-        words = [sum(([ELMO_PAIR_SEPARATOR] * (i > 0) + split_words(t) for i, t in enumerate(row)), [])
-                 for row in zip(*columns)]
-        return {"char_ids": character_ids(words, sequence_length=seq_length)}
-    ids = [token_ids(tokenizer, column) for column in columns]
-    if packing == "gpt":
-        from keras_pretrain.models.gpt import transform_inputs
-
-        task = "classification" if len(ids) == 1 else "entailment"
-        examples = ids[0] if len(ids) == 1 else list(zip(*ids))
-        return transform_inputs(task, examples, *special, seq_length)
-    pad = tokenizer.token_to_id(tokenizer.pad_token)
-    rows = [pack(family, list(segments), special, seq_length) for segments in zip(*ids)]
-    x = {name: np.full((len(rows), seq_length), value, "int32")
-         for name, value in (("token_ids", pad), ("segment_ids", 0), ("padding_mask", 0))}
-    for i, (row, types) in enumerate(rows):
-        where = slice(seq_length - len(row), None) if pads_left(packing) else slice(0, len(row))
-        x["token_ids"][i, where], x["segment_ids"][i, where], x["padding_mask"][i, where] = row, types, 1
-    return x
+    return preprocessor(family, tokenizer).encode(columns, seq_length, special)
 
 
 def build_classifier(family, backbone, tokenizer, num_classes, task, seed):
     """(classifier, special-token ids for `encode`) for the family."""
-    from keras_pretrain import families
-
-    family = families.get(family)
-    if family.packing == "gpt":  # GPT-1 adds its start / delimiter / classify tokens to the vocabulary
-        from keras_pretrain.models.gpt import expand_vocabulary
-
-        special = tokenizer.add_special_tokens(GPT_SPECIAL_TOKENS)
-        backbone = expand_vocabulary(backbone, len(GPT_SPECIAL_TOKENS), seed=seed)
-        gpt_task = "classification" if task == "classify" else "entailment"
-        return family.classifier_class(backbone, num_classes=num_classes, task=gpt_task), special
-    classifier = family.classifier_class(backbone, num_classes=num_classes)
-    if family.packing == "elmo":  # characters in: no special token ids
-        return classifier, None
-    special = (tokenizer.token_to_id(tokenizer.cls_token), tokenizer.token_to_id(tokenizer.sep_token))
-    return classifier, special
+    return preprocessor(family, tokenizer).build_classifier(backbone, num_classes, task == "pair", seed)
 
 
 def accuracy(metrics):
@@ -310,7 +264,7 @@ def main(argv=None):
                "accuracy_before": accuracy(before), "accuracy_after": accuracy(after), "rows": len(rows),
                "serving": serving}
     common.write_json(os.path.join(out, "summary.json"), summary)
-    takes = "token ids (GPT's BPE runs in Python)" if families.get(family).packing == "gpt" else "strings"
+    takes = "strings" if preprocessor(family, tokenizer).takes_strings else "token ids (its tokenizer runs in Python)"
     print(f"saved: {keras_path}; serving SavedModel ({takes} in: {', '.join(serving['inputs'])}; "
           f"logits, probabilities, label_ids, labels out): {out}/classifier/1")
     return summary

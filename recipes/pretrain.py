@@ -214,10 +214,11 @@ def setup(parser, args):
         dist = get_distribution(args.distribution)
     except ConfigError as e:
         parser.error(f"--distribution {args.distribution}: {e}")
-    if dist.vocabulary_multiple > 1 and families.get(args.model).vocabulary == "bpe":
-        wordpiece = ", ".join(f.name for f in families.FAMILIES.values() if f.vocabulary == "wordpiece")
+    if dist.vocabulary_multiple > 1 and not families.get(args.model).vocabulary.resizable:
+        resizable = ", ".join(f.name for f in families.FAMILIES.values() if f.vocabulary.resizable
+                              and not f.vocabulary.characters)
         parser.error(f"--distribution {dist.name}: {args.model}'s byte-pair vocabulary cannot be padded to a multiple "
-                     f"of {dist.vocabulary_multiple}; use a WordPiece family ({wordpiece})")
+                     f"of {dist.vocabulary_multiple}; use a WordPiece family ({resizable})")
     if args.batch_size % dist.num_replicas:
         parser.error(f"--batch-size {args.batch_size} (global) must divide by the {dist.num_replicas} replicas of {dist.name}")
     if dist.is_chief:

@@ -4,6 +4,8 @@ lookup is exact; the recipe's checks refuse options a family does not use."""
 import pytest
 
 from keras_pretrain import families
+from keras_pretrain.data import packing
+from keras_pretrain.export import contracts
 from keras_pretrain import pretraining
 from keras_pretrain.errors import ConfigError
 
@@ -18,7 +20,8 @@ def test_every_family_resolves():
         assert family.presets, family.name
         for source in family.converters:
             assert callable(family.converter(source))
-        assert family.contract in ("bert", "roberta", "gpt", "xlnet", "elmo")
+        assert family.contract in contracts.CONTRACTS.values()
+        assert isinstance(family.packing, packing.Packing)
         assert family.objective in family.objectives
         assert family.masked_lm == (family.masking is not None)
 

@@ -116,7 +116,8 @@ def _by_names(path, names, read_json=None, checkpoint_names=None):
             family = tf1_family(checkpoint_names(), path)
         else:  # an archive: ALBERT's modules carry their SentencePiece model / vocabulary as assets
             family = "albert" if has("*.model") or has("vocab*.txt") else "elmo"
-        return found(family, "tf1_hub" if family == "elmo" else "tf1", has("tfhub_module.pb")[0],
+        hub_format = "tf1_hub" if "tf1_hub" in families.get(family).converters else "tf1"
+        return found(family, hub_format, has("tfhub_module.pb")[0],
                      "tfhub_module.pb (TF1 hub module)")
     options = has("*options*.json")
     if options and has("*.hdf5"):

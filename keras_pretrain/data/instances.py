@@ -12,7 +12,7 @@ Builders take a `random.Random` and use it in the same order as the original scr
 import dataclasses
 import itertools
 
-from keras_pretrain.data.packing import pack_lists
+from keras_pretrain.data.packing import BERT
 
 CLS = "[CLS]"
 SEP = "[SEP]"
@@ -73,7 +73,7 @@ def truncate_seq_pair(tokens_a, tokens_b, max_num_tokens, rng):
 
 
 def _pair_instance(tokens_a, tokens_b, is_random_next, cls_token, sep_token):
-    tokens, segment_ids = pack_lists("bert", [tokens_a, tokens_b], cls_token, sep_token)
+    tokens, segment_ids = BERT.pack_lists([tokens_a, tokens_b], cls_token, sep_token)
     return TrainingInstance(tokens, segment_ids, is_random_next)
 
 
@@ -198,7 +198,7 @@ def _pack_sentences(documents, max_seq_length, cross_documents, cls_token, sep_t
 
     def flush():
         if current:
-            tokens, segment_ids = pack_lists("bert", [current], cls_token, sep_token)
+            tokens, segment_ids = BERT.pack_lists([current], cls_token, sep_token)
             instances.append(TrainingInstance(tokens, segment_ids, False))
         current.clear()
 

@@ -1,6 +1,5 @@
 """SavedModel writing with TF-Hub signatures (encoder, mlm, preprocessor) for every family."""
 
-from keras_pretrain.export.contracts import family_of
 from keras_pretrain.export.preprocessors import export_preprocessor
 from keras_pretrain.export.savedmodel import TFHUB_INPUTS
 from keras_pretrain.export.savedmodel import ExportError

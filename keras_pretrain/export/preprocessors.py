@@ -60,60 +60,52 @@ GPT's tokenizer is Python-only (GPT-1 BPE with '</w>'; see
 preprocessor SavedModel. ELMo needs none: its encoder takes strings.
 """
 
-from keras_pretrain.data.packing import PACKINGS
-from keras_pretrain.data.packing import pack_ragged
-from keras_pretrain.data.packing import packing_of
-from keras_pretrain.export.savedmodel import ExportError
-from keras_pretrain.export.savedmodel import _require_tensorflow_backend
-from keras_pretrain.export.savedmodel import tracing_context
+from keras_pretrain.data import packing as packings
+from keras_pretrain.errors import ConfigError
+from keras_pretrain.export.tracing import ExportError
+from keras_pretrain.export.tracing import require_tensorflow_backend
+from keras_pretrain.export.tracing import tracing_context
+from keras_pretrain.tasks.preprocessing import BPE_SPACES  # noqa: F401 (re-exported)
+from keras_pretrain.tasks.preprocessing import SENTENCEPIECE_SPACE  # noqa: F401 (re-exported)
+from keras_pretrain.tasks.preprocessing import special_id
+from keras_pretrain.tasks.preprocessing import word_starts as _word_starts
 
-# Attribute names looked up for each special id (`<name>_token_id`, `<name>_token`).
-_SPECIAL_NAMES = {
-    "bert": {"cls": ("cls", "start"), "sep": ("sep", "end"), "pad": ("pad",), "mask": ("mask",)},
-    "roberta": {"cls": ("cls", "start"), "sep": ("sep", "end"), "pad": ("pad",), "mask": ("mask",)},
-    "xlnet": {"cls": ("cls",), "sep": ("sep",), "pad": ("pad",), "mask": ("mask",)},
-}
+# Attribute names looked up for each special id, per in-graph packing (`Packing.special_names`).
+_SPECIAL_NAMES = {name: p.special_names for name, p in packings.PACKINGS.items()}
 
 
 def _special_id(tokenizer, *names):
-    for name in names:
-        value = getattr(tokenizer, f"{name}_token_id", None)
-        if value is not None:
-            return int(value)
-        token = getattr(tokenizer, f"{name}_token", None)
-        if token is not None and token in tokenizer.get_vocabulary():
-            return int(tokenizer.token_to_id(token))
-    raise ExportError(
-        f"{type(tokenizer).__name__}: no {names[0]} token id; the preprocessor "
-        "needs cls, sep and pad tokens."
-    )
-
-
-# Space markers of SentencePiece and of the byte-level BPE (GPT-2 / RoBERTa's
-# byte-to-unicode map: space, tab, newline, carriage return, form feed, vertical tab).
-SENTENCEPIECE_SPACE = "\u2581"
-BPE_SPACES = tuple(chr(256 + b) for b in range(33) if chr(b).isspace()) + ("\u0120",)
+    try:
+        return special_id(tokenizer, *names)
+    except ConfigError as e:
+        raise ExportError(str(e)) from None
 
 
 def word_starts(tokenizer):
     """Per vocabulary id: whether the piece begins a word (see the module docstring)."""
-    import keras_hub
-    import numpy as np
+    try:
+        return _word_starts(tokenizer)
+    except ConfigError as e:
+        raise ExportError(str(e)) from None
 
-    vocabulary = tokenizer.get_vocabulary()
-    if isinstance(tokenizer, keras_hub.tokenizers.WordPieceTokenizer):
-        suffix = getattr(tokenizer, "suffix_indicator", "##")
-        starts = [not piece.startswith(suffix) for piece in vocabulary]
-    elif isinstance(tokenizer, keras_hub.tokenizers.SentencePieceTokenizer):
-        starts = [piece.startswith(SENTENCEPIECE_SPACE) for piece in vocabulary]
-    elif isinstance(tokenizer, keras_hub.tokenizers.BytePairTokenizer):
-        starts = [piece.startswith(BPE_SPACES) for piece in vocabulary]
-    else:
-        raise ExportError(
-            f"{type(tokenizer).__name__}: no words level known (WordPiece, SentencePiece or "
-            "byte-level BPE tokenizers only)."
-        )
-    return np.asarray(starts, bool)
+
+def packing_of(tokenizer):
+    """The packing of the family whose tokenizer class `tokenizer` is an instance of (most specific class
+    first; a plain byte-level BPE tokenizer packs as RoBERTa, any other as BERT)."""
+    import keras_hub
+
+    from keras_pretrain import families
+
+    by_class = {}
+    for family in families.FAMILIES.values():
+        if family.packing.in_graph:
+            by_class.setdefault(family.tokenizer_class, family.packing)
+    for cls in type(tokenizer).__mro__:
+        if cls in by_class:
+            return by_class[cls]
+    if isinstance(tokenizer, keras_hub.tokenizers.BytePairTokenizer):
+        return packings.ROBERTA
+    return packings.BERT
 
 
 def group_words(tf, pieces, starts):
@@ -143,12 +135,13 @@ def special_tokens_dict(ids, vocab_size):
 def pack(tf, packing, segments, length, ids):
     """Encoder inputs under TF-Hub's names from ragged id segments (see the module docstring).
 
-    The packing is `keras_pretrain.data.packing.pack_ragged`'s; RoBERTa's
-    type ids are all 0 here (RoBERTa has one token type).
+    The packing is `Packing.pack_ragged`'s; RoBERTa's type ids are all 0 here
+    (`Packing.tfhub_type_ids`: RoBERTa has one token type).
     """
-    packed = pack_ragged(tf, packing, segments, length, ids)
+    packing = packings.get(packing)
+    packed = packing.pack_ragged(tf, segments, length, ids)
     type_ids = packed["segment_ids"]
-    if packing == "roberta":
+    if not packing.tfhub_type_ids:
         type_ids = tf.zeros_like(type_ids)
     return {
         "input_word_ids": packed["token_ids"],
@@ -166,14 +159,18 @@ def export_preprocessor(tokenizer, path, seq_length=128, packing=None):
             `RobertaTokenizer`, `XLNetTokenizer`).
         path: the output folder.
         seq_length: int. Packed length of the default call (128 as TF-Hub).
-        packing: "bert", "roberta" or "xlnet"; default from the tokenizer.
+        packing: a `keras_pretrain.data.packing.Packing` (or "bert", "roberta",
+            "xlnet"); default the packing of the tokenizer's family.
     """
-    tf = _require_tensorflow_backend()
+    tf = require_tensorflow_backend()
 
-    packing = packing or packing_of(tokenizer)
-    if packing not in PACKINGS:
-        raise ExportError(f"packing {packing!r}: expected one of {PACKINGS}.")
-    names = _SPECIAL_NAMES[packing]
+    try:
+        packing = packings.get(packing) if packing is not None else packing_of(tokenizer)
+    except ValueError as e:
+        raise ExportError(str(e)) from None
+    if not packing.in_graph:
+        raise ExportError(f"packing {packing.name!r} has no in-graph form (expected one of {tuple(packings.PACKINGS)}).")
+    names = packing.special_names
     ids = {key: _special_id(tokenizer, *names[key]) for key in ("cls", "sep", "pad")}
     try:
         ids["mask"] = _special_id(tokenizer, *names["mask"])

@@ -28,23 +28,14 @@ model takes the classifier's own inputs, `token_ids` and `padding_mask` as
 same four outputs.
 """
 
-from keras_pretrain.data.packing import pack_ragged
-from keras_pretrain.data.packing import packing_of_family
-from keras_pretrain.export import contracts
-from keras_pretrain.export.preprocessors import _SPECIAL_NAMES
-from keras_pretrain.export.preprocessors import _special_id
-from keras_pretrain.export.savedmodel import ExportError
-from keras_pretrain.export.savedmodel import _require_tensorflow_backend
-from keras_pretrain.export.savedmodel import _variables
-from keras_pretrain.export.savedmodel import tracing_context
+from keras_pretrain.errors import ConfigError
+from keras_pretrain.export.tracing import ExportError
+from keras_pretrain.export.tracing import require_tensorflow_backend
+from keras_pretrain.export.tracing import set_variables
+from keras_pretrain.export.tracing import tracing_context
+from keras_pretrain.tasks.preprocessing import elmo_words  # noqa: F401 (keras_pretrain.export.serving.elmo_words)
 
 OUTPUTS = ("logits", "probabilities", "label_ids", "labels")
-ELMO_PAIR_SEPARATOR = "|||"
-# `keras_pretrain.models.elmo.split_words` in RE2: each CJK ideograph and each
-# punctuation mark is a word; runs of letters, digits and "_" are words.
-_CJK = r"\x{3400}-\x{9fff}\x{f900}-\x{faff}"
-_ELMO_KEEP = rf"[{_CJK}]|[^\p{{L}}\p{{N}}_\s]"
-_ELMO_DELIMITERS = rf"\s+|{_ELMO_KEEP}"
 
 
 def is_classifier(model):
@@ -52,18 +43,17 @@ def is_classifier(model):
     return hasattr(model, "num_classes") and hasattr(model, "backbone")
 
 
-def text_inputs(family, pair):
+def preprocessor_of(model, tokenizer=None, family=None):
+    """The family's text preprocessor (`keras_pretrain.tasks.preprocessing`) for `model` and `tokenizer`."""
+    from keras_pretrain import families
+
+    family = families.get(family) if family else families.family_of(model)
+    return family.preprocessor_class(family, tokenizer)
+
+
+def text_inputs(model, pair, family=None):
     """Names of the serving signature's inputs."""
-    if family == "gpt":
-        return ("token_ids", "padding_mask")
-    return ("text_a", "text_b") if pair else ("text",)
-
-
-def elmo_words(tf, texts):
-    """Ragged words of each string, as `split_words` (in-graph)."""
-    import tensorflow_text as tf_text
-
-    return tf_text.regex_split(texts, _ELMO_DELIMITERS, _ELMO_KEEP)
+    return preprocessor_of(model, family=family).serving_inputs(pair)
 
 
 def _logits(outputs):
@@ -98,8 +88,9 @@ def export_serving(classifier, path, tokenizer=None, labels=None, pair=False, se
     Returns:
         `path`.
     """
-    tf = _require_tensorflow_backend()
-    family = family or contracts.family_of(classifier)
+    from keras_pretrain.export import contracts
+
+    tf = require_tensorflow_backend()
     backbone = classifier.backbone
     num_classes = num_classes_of(classifier)
     labels = [str(i) for i in range(num_classes)] if labels is None else [str(x) for x in labels]
@@ -108,29 +99,25 @@ def export_serving(classifier, path, tokenizer=None, labels=None, pair=False, se
     limit = getattr(backbone, "max_sequence_length", None)
     if limit and seq_length > limit:
         raise ExportError(f"seq_length {seq_length} exceeds the model's {limit} positions.")
+    preprocessor = preprocessor_of(classifier, tokenizer, family)
     names = contracts.input_names(classifier)
     root = tf.train.Checkpoint()  # plain trackable (as the encoders)
     root.classifier = classifier
-    if family == "gpt":
-        specs = [tf.TensorSpec(classifier.input[n].shape, tf.int32, name=n) for n in text_inputs(family, pair)]
+    specs = preprocessor.serving_specs(tf, classifier, pair)
+    try:
+        encode = preprocessor.serving_encoder(tf, backbone, seq_length)
+    except ConfigError as e:
+        raise ExportError(str(e)) from None
+    root.tokenizer = preprocessor.tracked_resources()  # the tokenizer's TF resources (vocabulary tables, ...)
 
-        def serve(token_ids, padding_mask):
-            return head_outputs(tf, _logits(classifier({"token_ids": token_ids, "padding_mask": padding_mask},
-                                                       training=False)), labels)
-    else:
-        specs = [tf.TensorSpec([None], tf.string, name=n) for n in text_inputs(family, pair)]
-        encode = _elmo_encoder(tf, backbone, seq_length) if family == "elmo" else _text_encoder(
-            tf, family, tokenizer, seq_length)
-        root.tokenizer = tokenizer  # tracks its TF resources (vocabulary tables, SentencePiece model)
+    def serve(*texts):
+        x = encode(*texts)
+        if "task_type_ids" in names:  # ERNIE 2.0 task embeddings: task 0
+            x["task_type_ids"] = tf.zeros_like(x["token_ids"])
+        x = {name: x[name] for name in names}
+        return head_outputs(tf, _logits(classifier(x, training=False)), labels)
 
-        def serve(*texts):
-            x = encode(texts)
-            if "task_type_ids" in names:  # ERNIE 2.0 task embeddings: task 0
-                x["task_type_ids"] = tf.zeros_like(x["token_ids"])
-            x = {name: x[name] for name in names}
-            return head_outputs(tf, _logits(classifier(x, training=False)), labels)
-
-    _variables(root, [classifier])
+    set_variables(root, [classifier])
     with tracing_context(tf):
         root.serve = tf.function(serve, input_signature=specs, autograph=False)
         signature = root.serve.get_concrete_function()
@@ -141,38 +128,3 @@ def export_serving(classifier, path, tokenizer=None, labels=None, pair=False, se
 def num_classes_of(classifier):
     shape = classifier.output["logits"].shape if isinstance(classifier.output, dict) else classifier.output.shape
     return int(shape[-1])
-
-
-def _text_encoder(tf, family, tokenizer, seq_length):
-    if tokenizer is None or not hasattr(tokenizer, "get_vocabulary"):
-        raise ExportError(f"{family}: serving strings needs the model's in-graph tokenizer; got {tokenizer!r}.")
-    packing = packing_of_family(family)
-    special = _SPECIAL_NAMES[packing]
-    ids = {key: _special_id(tokenizer, *special[key]) for key in ("cls", "sep", "pad")}
-
-    def tokenize(texts):
-        result = tokenizer(texts)
-        if not isinstance(result, tf.RaggedTensor):
-            result = tf.RaggedTensor.from_tensor(result)
-        return tf.cast(result, tf.int32)
-
-    def encode(texts):  # as recipes.finetune packs for training
-        return pack_ragged(tf, packing, [tokenize(t) for t in texts], seq_length, ids)
-
-    return encode
-
-
-def _elmo_encoder(tf, backbone, seq_length):
-    from keras_pretrain.models.elmo import ElmoCharacterMapper
-
-    mapper = ElmoCharacterMapper(max_characters=backbone.max_characters, sequence_length=seq_length)
-
-    def encode(texts):
-        words = [elmo_words(tf, t) for t in texts]
-        if len(words) == 2:
-            rows = words[0].nrows()
-            separator = tf.RaggedTensor.from_tensor(tf.fill(tf.stack([rows, 1]), ELMO_PAIR_SEPARATOR))
-            words = [tf.concat([words[0], separator, words[1]], axis=1)]
-        return {"char_ids": mapper(words[0])}
-
-    return encode

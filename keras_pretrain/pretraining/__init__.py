@@ -119,7 +119,7 @@ def check(family, settings):
         if settings.lexicon is not None and masking != "knowledge":
             problems.append(f"--lexicon: only knowledge masking reads a lexicon; {family.name} masks with "
                             f"{masking} (add --masking knowledge)")
-    if family.vocabulary == "words" and settings.vocab is not None:
+    if family.vocabulary.characters and settings.vocab is not None:
         problems.append(f"--vocab: {family.name} learns its word list from the corpus (use --vocab-size)")
     if settings.init is not None:  # the release's dropout is kept too (`dropout` is not applied)
         for name, value in (("preset", settings.preset), ("vocab", settings.vocab)):
@@ -207,7 +207,7 @@ def initial_model(family, settings):
         raise ConfigError(f"--init {settings.init}: holds a {source.family} model ({source.format}), not "
                           f"{family.name}; pass --model {source.family}")
     try:  # ELMo's softmax is over a word list of its own: the job makes a new one
-        model, tokenizer = convert.load(settings.init, pretrainer=family.vocabulary != "words")
+        model, tokenizer = convert.load(settings.init, pretrainer=not family.vocabulary.characters)
     except CheckpointFormatError as e:
         model, tokenizer = convert.load(settings.init)
         print(f"--init {settings.init}: no pretraining heads to load ({str(e).splitlines()[0][:160]}...); "
@@ -217,7 +217,7 @@ def initial_model(family, settings):
     if family.positions and positions and settings.seq_length + family.position_offset > positions:
         raise ConfigError(f"--seq-length {settings.seq_length} exceeds the {positions - family.position_offset} "
                           f"positions of --init {settings.init}")
-    if family.vocabulary != "words" and tokenizer is None:
+    if not family.vocabulary.characters and tokenizer is None:
         raise ConfigError(f"--init {settings.init}: no vocabulary found beside the weights (the tokenizer files "
                           "of the release are needed to pretrain further)")
     return model, tokenizer

@@ -1,16 +1,18 @@
-"""ALBERT fine-tuning head for single sentences and sentence pairs."""
+"""ALBERT's sequence classifier: the generic one on an `AlbertBackbone` (pooled output, dropout, dense)."""
 
 import keras
 
-from keras_pretrain.models.bert.bert_classifier import BertClassifier
+from keras_pretrain.models.albert.albert_backbone import AlbertBackbone
+from keras_pretrain.models.albert.albert_tokenizer import AlbertPreprocessor
+from keras_pretrain.tasks import SequenceClassifier
 
 
 @keras.saving.register_keras_serializable(package="keras_pretrain")
-class AlbertClassifier(BertClassifier):
+class AlbertClassifier(SequenceClassifier):
     """Classifies one sentence or a pair from ALBERT's pooled output.
 
-    Same head as `BertClassifier` (dropout + dense on `pooled_output`); the
-    original ALBERT fine-tuning code uses `classifier_dropout_prob` 0.1.
+    Same head as `BertClassifier` (dropout + dense on `pooled_output`); the original ALBERT fine-tuning code
+    uses `classifier_dropout_prob` 0.1.
 
     Args:
         backbone: an `AlbertBackbone`.
@@ -18,3 +20,6 @@ class AlbertClassifier(BertClassifier):
         preprocessor: optional preprocessor (strings -> encoder inputs).
         dropout: float. Dropout before the output layer.
     """
+
+    backbone_cls = AlbertBackbone
+    preprocessor_cls = AlbertPreprocessor

@@ -1,28 +1,25 @@
-"""DistilBERT fine-tuning head (Hugging Face `DistilBertForSequenceClassification`)."""
+"""DistilBERT's sequence classifier: the generic one with DistilBERT's summary (the Hugging Face head)."""
 
 import keras
 
-from keras_pretrain.models.roberta.roberta_classifier import RobertaClassifier
+from keras_pretrain.models.bert.bert_tokenizer import BertPreprocessor
+from keras_pretrain.models.distil_bert.distil_bert_backbone import DistilBertBackbone
+from keras_pretrain.tasks import SequenceClassifier
 
 
 @keras.saving.register_keras_serializable(package="keras_pretrain")
-class DistilBertClassifier(RobertaClassifier):
+class DistilBertClassifier(SequenceClassifier):
     """Classifies a sequence from the `[CLS]` hidden state (DistilBERT has no pooler).
 
-    `pre_classifier` Dense(H, relu) on `sequence_output[:, 0]`, dropout
-    (`seq_classif_dropout`), then the `classifier` Dense(num_classes): the
-    Hugging Face head. It is RoBERTa's head with relu and no dropout before
-    the first dense layer.
+    `pre_classifier` Dense(H, relu) on `sequence_output[:, 0]`, dropout (`seq_classif_dropout`, 0.2), then
+    the `classifier` Dense(num_classes): the Hugging Face head, declared as the family's summary.
 
     Args:
         backbone: a `DistilBertBackbone`.
         num_classes: int.
         preprocessor: optional preprocessor.
-        dropout: float. Dropout between the two dense layers (0.2 in HF).
+        dropout: float. Dropout between the two dense layers (default 0.2, as Hugging Face).
     """
 
-    head_activation = "relu"
-    head_input_dropout = False
-
-    def __init__(self, backbone, num_classes, preprocessor=None, dropout=0.2, **kwargs):
-        super().__init__(backbone, num_classes, preprocessor=preprocessor, dropout=dropout, **kwargs)
+    backbone_cls = DistilBertBackbone
+    preprocessor_cls = BertPreprocessor

@@ -1,66 +1,25 @@
 """GPT fine-tuning: task heads on the extract token, L3 = L2 + lambda * L1."""
 
 import keras
-from keras import ops
+import keras_hub
 
 from keras_pretrain.errors import ConfigError
+from keras_pretrain.layers.folding import FoldSequences
+from keras_pretrain.layers.folding import UnfoldSequences
+from keras_pretrain.layers.summaries import extract_token_state
 from keras_pretrain.losses import classification_loss
+from keras_pretrain.models.gpt.gpt_backbone import GPTBackbone
 from keras_pretrain.models.gpt.gpt_backbone import gpt_kernel_initializer
 from keras_pretrain.models.gpt.gpt_causal_lm import decoder_inputs
 from keras_pretrain.models.gpt.gpt_causal_lm import lm_loss
 from keras_pretrain.models.gpt.gpt_causal_lm import lm_targets
-from keras_pretrain.models.task import Task
+from keras_pretrain.models.task import TaskMixin
 from keras_pretrain.models.task import ones_like
 from keras_pretrain.optimizers import AdamW
 
 TASKS = ("classification", "entailment", "similarity", "multiple_choice")
-
-
-@keras.saving.register_keras_serializable(package="keras_pretrain")
-class FoldSequences(keras.layers.Layer):
-    """[B, N, T] -> [B * N, T]: several sequences per example, run one by one."""
-
-    def call(self, x):
-        return ops.reshape(x, (-1, ops.shape(x)[-1]))
-
-    def compute_output_shape(self, input_shape):
-        return (None, input_shape[-1])
-
-
-@keras.saving.register_keras_serializable(package="keras_pretrain")
-class UnfoldSequences(keras.layers.Layer):
-    """[B * N, ...] -> [B, N, ...] (the inverse of `FoldSequences`).
-
-    Args:
-        reduction: None keeps the N axis; "sum" sums over it (GPT-1's
-            similarity head adds the states of both orderings); "squeeze"
-            drops a last axis of size 1 (one score per choice).
-    """
-
-    def __init__(self, reduction=None, **kwargs):
-        super().__init__(**kwargs)
-        self.reduction = reduction
-
-    def call(self, x, reference):
-        shape = ops.shape(reference)
-        x = ops.reshape(x, (shape[0], shape[1]) + tuple(ops.shape(x)[1:]))
-        if self.reduction == "sum":
-            x = ops.sum(x, axis=1)
-        elif self.reduction == "squeeze":
-            x = ops.squeeze(x, axis=-1)
-        return x
-
-    def compute_output_shape(self, x_shape, reference_shape):
-        if self.reduction == "sum":
-            return (reference_shape[0],) + tuple(x_shape[1:])
-        if self.reduction == "squeeze":
-            return tuple(reference_shape[:2]) + tuple(x_shape[1:-1])
-        return tuple(reference_shape[:2]) + tuple(x_shape[1:])
-
-    def get_config(self):
-        config = super().get_config()
-        config["reduction"] = self.reduction
-        return config
+__all__ = ["FoldSequences", "UnfoldSequences", "ExtractTokenState", "GPTClassifier", "pack_sequence",
+           "transform_inputs"]
 
 
 @keras.saving.register_keras_serializable(package="keras_pretrain")
@@ -72,17 +31,14 @@ class ExtractTokenState(keras.layers.Layer):
     """
 
     def call(self, hidden, padding_mask):
-        index = ops.sum(ops.cast(padding_mask, "int32"), axis=-1) - 1
-        index = ops.maximum(index, 0)
-        index = ops.reshape(index, (-1, 1, 1))
-        return ops.squeeze(ops.take_along_axis(hidden, index, axis=1), axis=1)
+        return extract_token_state(hidden, padding_mask)
 
     def compute_output_shape(self, hidden_shape, padding_mask_shape):
         return (hidden_shape[0], hidden_shape[-1])
 
 
 @keras.saving.register_keras_serializable(package="keras_pretrain")
-class GPTClassifier(Task):
+class GPTClassifier(TaskMixin, keras_hub.models.TextClassifier):
     """GPT-1 fine-tuning with the auxiliary LM objective, for four task types.
 
     The input transformations of the paper (build them with
@@ -121,6 +77,9 @@ class GPTClassifier(Task):
 
     Reference: Radford et al. 2018, sections 3.2 and 3.3.
     """
+
+    backbone_cls = GPTBackbone
+    preprocessor_cls = None
 
     def __init__(
         self,
