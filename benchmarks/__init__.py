@@ -4,5 +4,14 @@
   tables and writes `benchmarks/RESULTS.md`.
 - `benchmarks.cases`: the cases themselves (`python -m benchmarks.cases NAME JSON_KWARGS` prints one
   `RESULT {...}` line).
-- `benchmarks.bench_masking`: dynamic masking vs transformers' collator (also runnable alone).
+- `benchmarks.bench_*`: the cases of one group each, with the group's `report(by, quick)`;
+  `benchmarks.bench_masking`: dynamic masking vs transformers' collator (also runnable alone).
+- `benchmarks.profile_step`: where the time of an MLM training step goes.
+- Leaf modules, which import nothing of the package but each other downward: `benchmarks.report` (table
+  formatting, RESULTS.md writing), `benchmarks.machine` (CPU flags, machine description, load, backend, peak
+  memory), `benchmarks.fixtures` (shapes, batches, model builders, corpus, vocabularies, TFRecords).
+
+Imports go down: machine <- fixtures; report, machine, fixtures <- bench_* <- cases <- profile_step; run
+imports the leaves and the bench_* reports (the cases run in subprocesses). No cycles
+(tests/test_benchmark_imports.py).
 """

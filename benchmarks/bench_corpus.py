@@ -8,61 +8,18 @@ predictions, dupe 5, masked_lm_prob 0.15. Peak RSS is the largest `ru_maxrss` am
 """
 
 import os
-import random
 import re
-import resource
 import subprocess
 import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from benchmarks.fixtures import CORPUS, build_mlm, median_time, run_command, write_corpus, write_records, write_vocab
+from benchmarks.machine import peak_rss_mb
+from benchmarks.report import failed, fmt, table
+
 FLAGS = dict(max_seq_length=128, max_predictions_per_seq=20, masked_lm_prob=0.15, dupe_factor=5,
              random_seed=12345, short_seq_prob=0.1)
-
-
-def _documents():
-    with open(os.path.join(ROOT, "corpus", "pretrain.txt"), encoding="utf-8") as f:
-        return [d.strip() for d in f.read().split("\n\n") if d.strip()]
-
-
-def write_corpus(folder, shards, documents_per_shard=None):
-    """`shards` files of the bundled corpus's documents, reordered per shard (seeded). Returns the paths."""
-    documents = _documents()
-    os.makedirs(folder, exist_ok=True)
-    paths = []
-    for shard in range(shards):
-        order = list(documents)
-        random.Random(shard).shuffle(order)
-        path = os.path.join(folder, f"part-{shard:05d}.txt")
-        with open(path, "w", encoding="utf-8") as f:
-            f.write("\n\n".join(order[:documents_per_shard] if documents_per_shard else order) + "\n")
-        paths.append(path)
-    return paths
-
-
-def write_vocab(path, size=8000):
-    from benchmarks.cases import _quick_vocab
-
-    lines = [line for d in _documents() for line in d.split("\n")]
-    with open(path, "w", encoding="utf-8") as f:
-        f.write("\n".join(_quick_vocab(lines, size)) + "\n")
-    return path
-
-
-def _run(command, env=None):
-    """Run a command; returns (wall seconds, cpu seconds, peak RSS MB of its largest process, stdout+err)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    proc = subprocess.run(command, cwd=ROOT, capture_output=True, text=True,
-                          env=dict(os.environ, PYTHONPATH=ROOT, TF_CPP_MIN_LOG_LEVEL="2", **(env or {})))
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    output = proc.stdout + proc.stderr
-    if proc.returncode:
-        raise RuntimeError(f"{' '.join(command[:4])}... exit {proc.returncode}: {output.strip().splitlines()[-1:]}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu, after.ru_maxrss / 1024, output
 
 
 def corpus_builder(impl, shards=8, documents_per_shard=None, dupe_factor=5, workers=1):
@@ -100,7 +57,7 @@ def _build_command(impl, shards, documents_per_shard, dupe_factor, workers):
                 command[command.index("--num_shards") + 1] = "0"
                 command += ["--runner", "DirectRunner", "--direct_num_workers", str(workers)]
             pattern = r"Wrote (\d+) instances"
-        wall, cpu, rss, output = _run(command)
+        wall, cpu, rss, output = run_command(command)
         instances = int(re.findall(pattern, output)[-1])
     return {"instances": instances, "wall_s": wall, "cpu_s": cpu, "instances_per_s": instances / wall,
             "instances_per_cpu_s": instances / cpu, "peak_rss_mb": rss, "corpus_mb": size_mb,
@@ -130,7 +87,7 @@ def parallel_ceiling(n=20_000_000, rounds=3):
 def corpus_memory(corpus_mb=400, dupe_factor=1):
     """Peak RSS of the in-process builder on a `corpus_mb` corpus of 1.4 MB shards, and on its first shard
     alone (memory grows with the shard, not the corpus)."""
-    shard_mb = os.path.getsize(os.path.join(ROOT, "corpus", "pretrain.txt")) / 2**20
+    shard_mb = os.path.getsize(CORPUS) / 2**20
     shards = max(1, round(corpus_mb / shard_mb))
     flags = dict(FLAGS, dupe_factor=dupe_factor)
     out = {}
@@ -142,7 +99,7 @@ def corpus_memory(corpus_mb=400, dupe_factor=1):
                        "--vocab_file", vocab, "--output_file", f"{tmp}/{name}/train-{{shard}}.tfrecord",
                        "--num_shards", "8", "--num_examples_to_print", "0"]
             command += [x for k, v in flags.items() for x in (f"--{k}", str(v))]
-            wall, cpu, rss, output = _run(command)
+            wall, cpu, rss, output = run_command(command)
             out[name] = {"instances": int(re.findall(r"Wrote (\d+) instances", output)[-1]), "wall_s": wall,
                          "peak_rss_mb": rss,
                          "input_mb": sum(os.path.getsize(p) for p in (paths[:1] if name == "one_shard" else paths)) / 2**20}
@@ -152,27 +109,12 @@ def corpus_memory(corpus_mb=400, dupe_factor=1):
     return {"shards": shards, "dupe_factor": dupe_factor, **out}
 
 
-def write_records(folder, seq=128, predictions=20, copies=4):
-    """8 TFRecord shards of `copies` copies of the bundled corpus (`recipes.create_pretraining_data`, NSP, token
-    masking, dupe factor 1) and their vocabulary, under `folder`. Returns (record files, vocab.txt)."""
-    import tensorflow as tf
-
-    write_corpus(os.path.join(folder, "corpus"), copies)
-    vocab = write_vocab(os.path.join(folder, "vocab.txt"))
-    _run([sys.executable, "-m", "recipes.create_pretraining_data", "--input_file", os.path.join(folder, "corpus"),
-          "--vocab_file", vocab, "--output_file", f"{folder}/records/train-{{shard}}.tfrecord", "--num_shards", "8",
-          "--num_examples_to_print", "0", "--dupe_factor", "1", "--max_seq_length", str(seq),
-          "--max_predictions_per_seq", str(predictions)])
-    return sorted(tf.io.gfile.glob(f"{folder}/records/*.tfrecord")), vocab
-
-
 def dynamic_feed(batch=32, seq=128, predictions=20, batches=200, step_repeats=3, shape="base", copies=4):
     """Input rate of `pretraining_dataset(TFRecord shards, dynamic=True)` (local and through a localhost
     tf.data service) against the consumption of a BERT-`shape` MLM training step at the same batch (`copies`
     of the bundled corpus in the shards)."""
     import tensorflow as tf
 
-    from benchmarks.cases import _build_mlm, _median_time
     from keras_pretrain.data import pretraining_dataset
     from keras_pretrain.models.bert.bert_tokenizer import BertTokenizer
 
@@ -197,18 +139,16 @@ def dynamic_feed(batch=32, seq=128, predictions=20, batches=200, step_repeats=3,
             dispatcher_address=dispatcher.target.split("://")[1]))
         served = rate(data_service=dispatcher.target)
         del worker, dispatcher
-    step, _, _ = _build_mlm("ours", shape, batch, seq, predictions)
-    seconds, _ = _median_time(step, step_repeats, 1)
+    step, _, _ = build_mlm("ours", shape, batch, seq, predictions)
+    seconds, _ = median_time(step, step_repeats, 1)
     consumption = batch / seconds
     return {"local_seq_per_s": local, "service_seq_per_s": served, "step_seq_per_s": consumption,
             "step_s": seconds, "batch": batch, "seq": seq, "shape": shape,
-            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+            "peak_rss_mb": peak_rss_mb()}
 
 
 def report(by, quick):
     """(markdown section, targets) from the results keyed (group, label)."""
-    from benchmarks.run import failed, fmt, table
-
     rows, targets = [], []
     built = {label: r for (group, label), r in by.items()
              if group == "corpus" and label.startswith("builder") and label != "builder machine ceiling"}

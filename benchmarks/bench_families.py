@@ -23,11 +23,14 @@ against transformers.
 """
 
 import math
-import resource
 import statistics
 import time
 
 import numpy as np
+
+from benchmarks.fixtures import ENCODERS, GPT, TINY, mlm_batch
+from benchmarks.machine import peak_rss_mb
+from benchmarks.report import failed, fmt, table
 
 IMPLS = ("ours", "transformers", "keras_hub")
 ERNIE = dict(L=12, H=768, A=12, I=3072, V=18000)  # ERNIE 1.0 base (relu, 513 positions, LayerNorm eps 1e-5)
@@ -44,25 +47,34 @@ PARAMS_WHY = {"elmo": " (nn.LSTM has two bias vectors per layer, our LSTMP one: 
 
 
 def _dims(family, shape):
-    """The sizes of `family` at `shape` ("base" or "tiny"): L, H, A, I, V (+ E for ALBERT)."""
-    from benchmarks.cases import ENCODERS
-    from benchmarks.cases import GPT
-    from benchmarks.cases import TINY
-
+    """The sizes of `family` at `shape` ("base" or "tiny"): L, H, A, I, V (+ E for ALBERT; ELMo: L, H, C, V, S)."""
     if shape not in ("base", "tiny"):
         raise ValueError(f"shape must be 'base' or 'tiny', got {shape!r}")
-    if family == "elmo":
-        config, vocabulary_size, num_sampled = _elmo_config(shape)
-        return dict(L=config["num_layers"], H=config["hidden_dim"], C=config["lstm_dim"], V=vocabulary_size,
-                    S=num_sampled)
-    if shape == "base":
-        return dict({"ernie": ERNIE, "xlnet": XLNET, "gpt": GPT}.get(family) or ENCODERS[family])
-    dims = dict(TINY)
-    if family != "albert":
-        del dims["E"]
-    if family == "gpt":
-        dims["I"] = 4 * dims["H"]  # transformers' OpenAIGPT fixes the feed-forward at 4 H
+    return DIMS[family](shape)
+
+
+def _transformer_dims(base, factorised_embedding=False, feed_forward_4h=False):
+    """`dims(shape)` of a transformer family: its `base` sizes, or TINY's, which keep the factorised embedding
+    `E` only for a family that has one and set the feed-forward to 4 H where the reference fixes it there."""
+
+    def dims(shape):
+        if shape == "base":
+            return dict(base)
+        sizes = dict(TINY)
+        if not factorised_embedding:
+            del sizes["E"]
+        if feed_forward_4h:
+            sizes["I"] = 4 * sizes["H"]
+        return sizes
+
     return dims
+
+
+def _elmo_dims(shape):
+    """ELMo's sizes at `shape`: layers, hidden (projection) and LSTM cell sizes, softmax words, samples."""
+    config, vocabulary_size, num_sampled = _elmo_config(shape)
+    return dict(L=config["num_layers"], H=config["hidden_dim"], C=config["lstm_dim"], V=vocabulary_size,
+                S=num_sampled)
 
 
 def _elmo_config(shape):
@@ -134,10 +146,8 @@ def _t(array, dtype="int64"):
 
 def _mlm_data(batch, seq, vocab, sentence_pairs=False):
     """A fixed masked-LM batch: ours' inputs, the targets, transformers' (B, T) labels (-100 elsewhere)."""
-    from benchmarks.cases import _mlm_batch
-
     predictions = math.ceil(0.15 * seq)
-    ids, positions, labels, weights = _mlm_batch(batch, seq, vocab, predictions)
+    ids, positions, labels, weights = mlm_batch(batch, seq, vocab, predictions)
     segments = np.zeros_like(ids)
     if sentence_pairs:
         segments[:, seq // 2:] = 1
@@ -188,7 +198,7 @@ MLM_DECODER_NOTE = ("transformers' MLM decoder runs at every position (labels -1
 # --- One builder per family: (objective, {impl: builder}, notes) ----------------------------------------
 
 
-def _albert(dims, batch, seq):
+def _albert(dims, batch, seq, shape):
     d = _mlm_data(batch, seq, dims["V"], sentence_pairs=True)
     sizes = dict(vocabulary_size=dims["V"], num_layers=dims["L"], num_heads=dims["A"], hidden_dim=dims["H"],
                  intermediate_dim=dims["I"], embedding_dim=dims["E"])
@@ -221,7 +231,7 @@ def _albert(dims, batch, seq):
                                                             keras_hub=keras_hub), notes
 
 
-def _roberta(dims, batch, seq):
+def _roberta(dims, batch, seq, shape):
     d = _mlm_data(batch, seq, dims["V"])
     sizes = dict(vocabulary_size=dims["V"], num_layers=dims["L"], num_heads=dims["A"], hidden_dim=dims["H"],
                  intermediate_dim=dims["I"], dropout=0.1)
@@ -250,7 +260,7 @@ def _roberta(dims, batch, seq):
                                                       keras_hub=keras_hub), [MLM_DECODER_NOTE]
 
 
-def _ernie(dims, batch, seq):
+def _ernie(dims, batch, seq, shape):
     d = _mlm_data(batch, seq, dims["V"], sentence_pairs=True)
 
     def ours():
@@ -275,7 +285,7 @@ def _ernie(dims, batch, seq):
         MLM_DECODER_NOTE, "keras-hub has no ERNIE"]
 
 
-def _distil_bert(dims, batch, seq):
+def _distil_bert(dims, batch, seq, shape):
     d = _mlm_data(batch, seq, dims["V"])
     # DistilBERT's setting: the student has half the teacher's layers (base: 6 from BERT-base's 12).
     student_layers, teacher_layers = dims["L"], 2 * dims["L"]
@@ -342,7 +352,7 @@ def _distil_bert(dims, batch, seq):
     return objective, dict(ours=ours, transformers=transformers), notes
 
 
-def _xlnet(dims, batch, seq):
+def _xlnet(dims, batch, seq, shape):
     from keras_pretrain.data.permutation import PermutationLanguageModeling
 
     rs = np.random.RandomState(0)
@@ -389,7 +399,7 @@ def _xlnet(dims, batch, seq):
     return objective, dict(ours=ours, transformers=transformers), ["keras-hub has no XLNet"]
 
 
-def _gpt(dims, batch, seq):
+def _gpt(dims, batch, seq, shape):
     rs = np.random.RandomState(0)
     ids = rs.randint(5, dims["V"], size=(batch, seq)).astype("int32")
 
@@ -537,8 +547,19 @@ def _elmo(dims, batch, seq, shape):
     return objective, dict(ours=ours, transformers=transformers), notes
 
 
+# Per family: its builder, `(dims, batch, seq, shape) -> (objective, {impl: builder}, notes)` (only ELMo's reads
+# `shape`: its configuration, the family's demo or published one, holds more than `dims`), and its sizes.
 BUILDERS = {"albert": _albert, "roberta": _roberta, "ernie": _ernie, "distil_bert": _distil_bert,
             "xlnet": _xlnet, "gpt": _gpt, "elmo": _elmo}
+DIMS = {
+    "albert": _transformer_dims(ENCODERS["albert"], factorised_embedding=True),
+    "roberta": _transformer_dims(ENCODERS["roberta"]),
+    "ernie": _transformer_dims(ERNIE),
+    "distil_bert": _transformer_dims(ENCODERS["distil_bert"]),
+    "xlnet": _transformer_dims(XLNET),
+    "gpt": _transformer_dims(GPT, feed_forward_4h=True),  # transformers' OpenAIGPT fixes the feed-forward at 4 H
+    "elmo": _elmo_dims,
+}
 
 
 # --- The case -------------------------------------------------------------------------------------------
@@ -549,7 +570,7 @@ def family_step(family, shape="base", batch=8, seq=128, rounds=4, refs=None):
 
     Args:
         family: a name of `keras_pretrain.families` with a builder here (`BUILDERS`).
-        shape: "base" (the published base sizes) or "tiny" (`benchmarks.cases.TINY`; ELMo: the family's
+        shape: "base" (the published base sizes) or "tiny" (`benchmarks.fixtures.TINY`; ELMo: the family's
             demo configuration), seconds per family and backend.
         batch, seq: batch size and sequence length.
         rounds: timed rounds; each times one step of every implementation, the order rotating.
@@ -569,8 +590,7 @@ def family_step(family, shape="base", batch=8, seq=128, rounds=4, refs=None):
         raise ValueError(f"no pretraining step for family {family!r}; known: {', '.join(BUILDERS)}")
     backend = keras.config.backend()
     dims = _dims(family, shape)
-    args = (dims, batch, seq, shape) if family == "elmo" else (dims, batch, seq)
-    objective, builders, notes = BUILDERS[family](*args)
+    objective, builders, notes = BUILDERS[family](dims, batch, seq, shape)
     if isinstance(refs, str):
         refs = [ref for ref in refs.split(",") if ref]
     wanted = ("transformers", "keras_hub") if refs is None else tuple(refs)
@@ -615,7 +635,7 @@ def family_step(family, shape="base", batch=8, seq=128, rounds=4, refs=None):
         notes.append(f"params differ by more than 1%: ours {ours_params:,}, transformers {hf_params:,}"
                      + PARAMS_WHY.get(family, ""))
     result["notes"] = notes
-    result["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    result["peak_rss_mb"] = peak_rss_mb()
     return result
 
 
@@ -635,10 +655,6 @@ def report(by, quick):
         best backend (the one where our step is fastest), every backend's ratio in the measured text (base-size
         results only: none from a `--quick` run).
     """
-    from benchmarks.run import failed
-    from benchmarks.run import fmt
-    from benchmarks.run import table
-
     def step(impl):
         return fmt(impl["step_s"], 3) if "step_s" in impl else impl.get("error", "-")[:80]
 

@@ -17,6 +17,10 @@ import statistics
 import tempfile
 import time
 
+from benchmarks.fixtures import MLM_SHAPES, write_records
+from benchmarks.machine import keras_backend
+from benchmarks.report import failed, fmt, table
+
 
 def _step_clock():
     """A Keras callback recording when `fit` starts and when each training batch ends."""
@@ -43,14 +47,12 @@ def fit_vs_step(shapes=("small", "base"), batch=None, seq=128, predictions=20, s
     import keras
     import numpy as np
 
-    from benchmarks.bench_corpus import write_records
-    from benchmarks.cases import MLM_SHAPES, _backend
     from keras_pretrain.data import pretraining_dataset
     from keras_pretrain.models.bert import BertBackbone, BertPretrainer
     from keras_pretrain.models.bert.bert_tokenizer import BertTokenizer
     from keras_pretrain.optimizers import AdamW
 
-    results = {"backend": _backend(), "seq": seq, "rounds": rounds, "cases": []}
+    results = {"backend": keras_backend(), "seq": seq, "rounds": rounds, "cases": []}
     with tempfile.TemporaryDirectory() as tmp:
         files, vocab = write_records(tmp, seq, predictions, copies)
         tokenizer = BertTokenizer(vocabulary=vocab, lowercase=True)
@@ -101,8 +103,6 @@ def fit_vs_step(shapes=("small", "base"), batch=None, seq=128, predictions=20, s
 
 def report(by, quick):
     """(markdown sections, targets) of the fit group, from the results keyed (group, label)."""
-    from benchmarks.run import failed, fmt, table
-
     rows, targets, worst, backends = [], [], {}, set()
     for (group, label), r in by.items():
         if group != "fit":

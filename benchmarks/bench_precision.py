@@ -10,15 +10,11 @@ import random
 import statistics
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from benchmarks.fixtures import CORPUS, MLM_SHAPES, build_mlm, write_vocab
+from benchmarks.machine import cpu_bf16_units, keras_backend
+from benchmarks.report import failed, fmt, table
+
 POLICIES = ("float32", "mixed_bfloat16")
-
-
-def cpu_bf16_units():
-    """The CPU's bfloat16 instruction flags (avx512_bf16, amx_bf16, ...), from /proc/cpuinfo; [] if none."""
-    from benchmarks.run import cpu_flags
-
-    return sorted(flag for flag in cpu_flags() if "bf16" in flag or flag.startswith("amx"))
 
 
 def _with_policy(policy, fn):
@@ -34,9 +30,7 @@ def _with_policy(policy, fn):
 def mlm_precision(shape="base", batch=8, seq=128, predictions=20, rounds=4):
     """Step time of our MLM pretrainer (`BertPretrainer(sentence_head=False)`, AdamW) in float32 and in
     mixed_bfloat16, rounds alternating; speed-up = median float32 step / median bfloat16 step."""
-    from benchmarks.cases import _backend, _build_mlm
-
-    steps = {p: _with_policy(p, lambda: _build_mlm("ours", shape, batch, seq, predictions)[0]) for p in POLICIES}
+    steps = {p: _with_policy(p, lambda: build_mlm("ours", shape, batch, seq, predictions)[0]) for p in POLICIES}
     first = {}
     for policy in POLICIES:
         start = time.perf_counter()
@@ -49,7 +43,7 @@ def mlm_precision(shape="base", batch=8, seq=128, predictions=20, rounds=4):
             _with_policy(policy, steps[policy])
             times[policy].append(time.perf_counter() - start)
     medians = {p: statistics.median(t) for p, t in times.items()}
-    return {"backend": _backend(), "shape": shape, "batch": batch, "times": times, "first_step_s": first,
+    return {"backend": keras_backend(), "shape": shape, "batch": batch, "times": times, "first_step_s": first,
             "float32_step_s": medians["float32"], "bf16_step_s": medians["mixed_bfloat16"],
             "speedup": medians["float32"] / medians["mixed_bfloat16"], "cpu_bf16_units": cpu_bf16_units()}
 
@@ -59,7 +53,6 @@ def _corpus_batches(vocab_size, seq, predictions, count, seed=0):
     with the WordPiece vocabulary learned for the benchmarks."""
     import tempfile
 
-    from benchmarks.bench_corpus import write_vocab
     from keras_pretrain.data.corpus import read_documents
     from keras_pretrain.data.features import instances_to_arrays
     from keras_pretrain.data.masking import TokenMasking
@@ -70,7 +63,7 @@ def _corpus_batches(vocab_size, seq, predictions, count, seed=0):
         tokenizer = BertTokenizer(vocabulary=write_vocab(os.path.join(tmp, "vocab.txt"), vocab_size),
                                   lowercase=True)
     vocabulary = tokenizer_vocabulary(tokenizer)
-    documents = tokenize_documents(read_documents([os.path.join(ROOT, "corpus", "pretrain.txt")]), tokenizer)
+    documents = tokenize_documents(read_documents([CORPUS]), tokenizer)
     masking = TokenMasking(rate=0.15, max_predictions=predictions, vocabulary=vocabulary)
     instances = []
     rng = random.Random(seed)
@@ -93,7 +86,6 @@ def precision_curve(shape="small", steps=300, batch=8, seq=128, predictions=20, 
     import keras
     import numpy as np
 
-    from benchmarks.cases import MLM_SHAPES, _backend
     from keras_pretrain.models.bert import BertBackbone, BertPretrainer
     from keras_pretrain.optimizers import AdamW
 
@@ -135,7 +127,7 @@ def precision_curve(shape="small", steps=300, batch=8, seq=128, predictions=20, 
                      "final_loss": {p: float(np.mean(c[-window:])) for p, c in curves.items()}})
     mean = {p: np.mean([run["losses"][p] for run in runs], axis=0) for p in POLICIES}
     max_gap, final_gap = gaps(mean)
-    return {"backend": _backend(), "shape": shape, "steps": steps, "batch": batch, "window": window,
+    return {"backend": keras_backend(), "shape": shape, "steps": steps, "batch": batch, "window": window,
             "seeds": seeds, "runs": runs, "max_gap": max_gap, "final_gap": final_gap,
             "first_loss": {p: float(np.mean(c[:window])) for p, c in mean.items()},
             "final_loss": {p: float(np.mean(c[-window:])) for p, c in mean.items()}}
@@ -143,8 +135,6 @@ def precision_curve(shape="small", steps=300, batch=8, seq=128, predictions=20, 
 
 def report(by, quick):
     """(markdown sections, targets) of the precision group, from the results keyed (group, label)."""
-    from benchmarks.run import failed, fmt, table
-
     sections, targets, rows = [], [], []
     steps = {label: r for (group, label), r in by.items() if group == "precision" and label.startswith("step")}
     units = None

@@ -4,25 +4,27 @@ Float32 and int8 copies of the same backbone (same weights) in one process, batc
 alternating rounds; the error is the max abs difference of the pooled outputs on the same inputs.
 """
 
-import inspect
+import os
 import statistics
 import time
 
 import numpy as np
+
+from benchmarks.fixtures import ENCODERS, TINY, Skip, corpus_lines, hf_encoder, our_backbone, our_encoder, write_vocab
+from benchmarks.machine import keras_backend, peak_rss_mb
+from benchmarks.report import failed, fmt, table
 
 
 def encoder_int8(family="bert", tiny=False, seq=128, batch=32, rounds=3):
     """Batch-`batch` throughput of our `family` backbone in float32 and after `quantize("int8")`."""
     import keras
 
-    from benchmarks.cases import ENCODERS, TINY, _backend, _our_encoder
-
     d = dict(TINY if tiny else ENCODERS[family])
     keras.utils.set_random_seed(0)
     try:
-        model, names, params = _our_encoder(family, d, outputs=("sequence_output", "pooled_output"))
+        model, names, params = our_encoder(family, d, outputs=("sequence_output", "pooled_output"))
     except KeyError:  # no pooler (RoBERTa, DistilBERT): the first token's vector, as their classifiers take
-        model, names, params = _our_encoder(family, d)
+        model, names, params = our_encoder(family, d)
         model = keras.Model(model.inputs, [model.output, model.output[:, 0]])
     quantized = keras.models.clone_model(model)
     quantized.set_weights(model.get_weights())
@@ -42,7 +44,7 @@ def encoder_int8(family="bert", tiny=False, seq=128, batch=32, rounds=3):
     pooled = {k: np.asarray(v[1], "float32") for k, v in outputs.items()}
     sequence = {k: np.asarray(v[0], "float32") for k, v in outputs.items()}
     medians = {k: statistics.median(t) for k, t in times.items()}
-    return {"family": family, "backend": _backend(), "params": int(params), "batch": batch, "seq": seq,
+    return {"family": family, "backend": keras_backend(), "params": int(params), "batch": batch, "seq": seq,
             "times": times, "float32_s": medians["float32"], "int8_s": medians["int8"],
             "speedup": medians["float32"] / medians["int8"],
             "float32_tokens_per_s": batch * seq / medians["float32"], "int8_tokens_per_s": batch * seq / medians["int8"],
@@ -54,7 +56,6 @@ def encoder_int8(family="bert", tiny=False, seq=128, batch=32, rounds=3):
 def report(by, quick):
     """(markdown sections, targets) of the serving group: int8 (labels "int8 ...") and strings-in serving
     (labels "saved_model {family}", `saved_model_serving`), a table each and one target per serving family."""
-    from benchmarks.run import failed, fmt, table
 
     sections, targets = [], []
     rows = []
@@ -79,7 +80,6 @@ def report(by, quick):
 
 def _serving_report(by, quick):
     """The strings-in table (results of `saved_model_serving`, labels "saved_model {family}") and targets."""
-    from benchmarks.run import failed, fmt, table
 
     def rate(x):  # sentences/s: BERT-base on 2 cores does ~1
         return fmt(x, 2 if x < 10 else 1)
@@ -118,8 +118,6 @@ def _serving_report(by, quick):
                         vs_hf >= 1.2))
     if not rows:
         return [], []
-    from benchmarks.bench_serving import SAVED_MODEL_NOTE
-
     text = ("### Serving strings in: exported SavedModel vs `predict_on_batch` vs transformers (random weights, "
             "corpus sentences padded / truncated to 128, batch-1 latency and batch-32 throughput medians of "
             f"{' or '.join(f'{a} and {b}' for a, b in sorted(repeats))} rounds, the three ways in one process, "
@@ -149,73 +147,80 @@ SAVED_MODEL_NOTE = ("SavedModel export runs on the TensorFlow backend only (kera
 
 def _serving_sentences(count):
     """`count` non-empty lines of corpus/pretrain.txt, evenly spaced over the file (English and Chinese)."""
-    import os
-
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    with open(os.path.join(root, "corpus", "pretrain.txt"), encoding="utf-8") as f:
-        lines = [line.strip() for line in f if line.strip()]
+    lines = corpus_lines()
     step = max(1, len(lines) // count)
     return lines, [lines[i * step % len(lines)] for i in range(count)]
 
 
+def _wordpiece(folder, lines, vocab_size, fast):
+    """WordPiece: the quick vocabulary of `benchmarks.fixtures.write_vocab` from `lines` (specials, every character
+    and its `##` form, then frequent words; so it can exceed `vocab_size`), lower-cased."""
+    from keras_pretrain.models.bert import BertTokenizer
+
+    path = write_vocab(os.path.join(folder, "vocab.txt"), vocab_size, lines)
+    ours = BertTokenizer(vocabulary=path, lowercase=True)
+    hf = fast(vocab=path, do_lower_case=True)  # transformers 5 ignores `vocab_file`
+    return ours, hf, "wordpiece vocab.txt"
+
+
+def _sentencepiece(folder, lines, vocab_size, fast):
+    """SentencePiece: a unigram model trained on the corpus lines with ALBERT's specials (as the test fixtures'
+    `_albert_proto`); transformers converts the same `spiece.model` to its Rust (fast) tokenizer."""
+    import io
+
+    import sentencepiece as spm
+
+    from keras_pretrain.models.albert import AlbertTokenizer
+
+    buffer = io.BytesIO()
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(lines), model_writer=buffer, vocab_size=vocab_size, model_type="unigram",
+        character_coverage=0.9995, hard_vocab_limit=False, minloglevel=2, pad_id=0, unk_id=1, bos_id=-1,
+        eos_id=-1, pad_piece="<pad>", unk_piece="<unk>", control_symbols=["[CLS]", "[SEP]", "[MASK]"])
+    path = os.path.join(folder, "spiece.model")
+    with open(path, "wb") as f:
+        f.write(buffer.getvalue())
+    ours = AlbertTokenizer(proto=path)
+    hf = fast.from_pretrained(folder)  # converted from spiece.model
+    return ours, hf, "sentencepiece unigram spiece.model"
+
+
+def _byte_level_bpe(folder, lines, vocab_size, fast):
+    """Byte-level BPE: `vocab.json` + `merges.txt` learned on the corpus lines by `tokenizers`' trainer (the test
+    fixture's 23 merges would leave every word in bytes), RoBERTa's specials with `<pad>` = 1."""
+    from tokenizers import ByteLevelBPETokenizer
+
+    from keras_pretrain.models.roberta import RobertaTokenizer
+
+    trainer = ByteLevelBPETokenizer()
+    trainer.train_from_iterator(lines, vocab_size=vocab_size, min_frequency=2, show_progress=False,
+                                special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"])
+    vocab, merges = trainer.save_model(folder)
+    ours = RobertaTokenizer(vocabulary=vocab, merges=merges)
+    hf = fast(vocab=vocab, merges=merges)
+    return ours, hf, "byte-level BPE vocab.json + merges.txt"
+
+
+# Per serving family: how its vocabulary files are made (and our tokenizer read from them), and the class of
+# transformers' fast tokenizer that reads the same files.
+SERVING_TOKENIZERS = {
+    "bert": (_wordpiece, "BertTokenizerFast"),
+    "albert": (_sentencepiece, "AlbertTokenizerFast"),
+    "roberta": (_byte_level_bpe, "RobertaTokenizerFast"),
+    "distil_bert": (_wordpiece, "DistilBertTokenizerFast"),
+}
+
+
 def _serving_tokenizers(family, folder, lines, vocab_size):
-    """(ours, transformers', description) built from the same vocabulary files written into `folder`.
-
-    WordPiece (bert, distil_bert): the quick vocabulary of `benchmarks.bench_corpus.write_vocab` (specials, every
-    character and its `##` form, then frequent words; so it can exceed `vocab_size`), lower-cased.
-    SentencePiece (albert): a unigram model trained on the corpus lines with ALBERT's specials (as the test
-    fixtures' `_albert_proto`); transformers converts the same `spiece.model` to its Rust (fast) tokenizer.
-    Byte-level BPE (roberta): `vocab.json` + `merges.txt` learned on the corpus lines by `tokenizers`' trainer
-    (the test fixture's 23 merges would leave every word in bytes), RoBERTa's specials with `<pad>` = 1.
-    """
-    import os
-
+    """(ours, transformers', description) built from the same vocabulary files written into `folder`, the way
+    `SERVING_TOKENIZERS` says for `family`."""
     import transformers
 
-    if family in ("bert", "distil_bert"):
-        from benchmarks.cases import _quick_vocab
-        from keras_pretrain.models.bert import BertTokenizer
-
-        path = os.path.join(folder, "vocab.txt")  # as benchmarks.bench_corpus.write_vocab, from `lines`
-        with open(path, "w", encoding="utf-8") as f:
-            f.write("\n".join(_quick_vocab(lines, vocab_size)) + "\n")
-        ours = BertTokenizer(vocabulary=path, lowercase=True)
-        cls = transformers.BertTokenizerFast if family == "bert" else transformers.DistilBertTokenizerFast
-        hf = cls(vocab=path, do_lower_case=True)  # transformers 5 ignores `vocab_file`
-        kind = "wordpiece vocab.txt"
-    elif family == "albert":
-        import io
-
-        import sentencepiece as spm
-
-        from keras_pretrain.models.albert import AlbertTokenizer
-
-        buffer = io.BytesIO()
-        spm.SentencePieceTrainer.train(
-            sentence_iterator=iter(lines), model_writer=buffer, vocab_size=vocab_size, model_type="unigram",
-            character_coverage=0.9995, hard_vocab_limit=False, minloglevel=2, pad_id=0, unk_id=1, bos_id=-1,
-            eos_id=-1, pad_piece="<pad>", unk_piece="<unk>", control_symbols=["[CLS]", "[SEP]", "[MASK]"])
-        path = os.path.join(folder, "spiece.model")
-        with open(path, "wb") as f:
-            f.write(buffer.getvalue())
-        ours = AlbertTokenizer(proto=path)
-        hf = transformers.AlbertTokenizerFast.from_pretrained(folder)  # converted from spiece.model
-        kind = "sentencepiece unigram spiece.model"
-    elif family == "roberta":
-        from tokenizers import ByteLevelBPETokenizer
-
-        from keras_pretrain.models.roberta import RobertaTokenizer
-
-        trainer = ByteLevelBPETokenizer()
-        trainer.train_from_iterator(lines, vocab_size=vocab_size, min_frequency=2, show_progress=False,
-                                    special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"])
-        vocab, merges = trainer.save_model(folder)
-        ours = RobertaTokenizer(vocabulary=vocab, merges=merges)
-        hf = transformers.RobertaTokenizerFast(vocab=vocab, merges=merges)
-        kind = "byte-level BPE vocab.json + merges.txt"
-    else:
+    if family not in SERVING_TOKENIZERS:
         raise ValueError(f"saved_model_serving: no tokenizer set up for {family!r} (bert, albert, roberta, "
                          "distil_bert)")
+    build, fast = SERVING_TOKENIZERS[family]
+    ours, hf, kind = build(folder, lines, vocab_size, getattr(transformers, fast))
     return ours, hf, {"kind": kind, "size": int(ours.vocabulary_size()), "transformers": type(hf).__name__}
 
 
@@ -238,12 +243,9 @@ def saved_model_serving(family="bert", tiny=False, seq=128, batch=32, repeats=(7
     threads can be many times slower than one; the result records `load_1min_start` / `_end`). `tiny`: TINY
     dims (the embedding grown to the tokenizer's vocabulary), for a smoke run.
     """
-    import os
     import tempfile
 
     import keras
-
-    from benchmarks.cases import ENCODERS, TINY, Skip, _backend, _hf_encoder, _peak_rss_mb
 
     if keras.config.backend() != "tensorflow":
         raise Skip(SAVED_MODEL_NOTE)
@@ -252,12 +254,9 @@ def saved_model_serving(family="bert", tiny=False, seq=128, batch=32, repeats=(7
     import torch
 
     from keras_pretrain import families
-    from keras_pretrain.data.packing import pack_ragged
-    from keras_pretrain.data.packing import packing_of_family
     from keras_pretrain.export import export_encoder
     from keras_pretrain.export import export_preprocessor
-    from keras_pretrain.export.preprocessors import _SPECIAL_NAMES
-    from keras_pretrain.export.preprocessors import _special_id
+    from keras_pretrain.tasks.preprocessing import special_id
 
     started = time.perf_counter()
     # Seeded before any tokenizer exists: in eager mode `tf.random.set_seed` clears the context's caches, and
@@ -266,7 +265,7 @@ def saved_model_serving(family="bert", tiny=False, seq=128, batch=32, repeats=(7
     d = dict(TINY if tiny else ENCODERS[family])
     all_lines, sentences = _serving_sentences(batch)
     notes = [SAVED_MODEL_NOTE]
-    result = {"family": family, "backend": _backend(), "tiny": bool(tiny), "seq": seq, "batch": batch,
+    result = {"family": family, "backend": keras_backend(), "tiny": bool(tiny), "seq": seq, "batch": batch,
               "repeats": [int(n) for n in repeats],
               "load_1min_start": os.getloadavg()[0]}
     with tempfile.TemporaryDirectory() as tmp:
@@ -282,12 +281,7 @@ def saved_model_serving(family="bert", tiny=False, seq=128, batch=32, repeats=(7
 
         # Our backbone (random weights); (b) is a Model returning only the sequence output, as
         # benchmarks.cases.encoder_inference (transformers also returns only the last hidden states).
-        cls = families.get(family).backbone_class
-        kwargs = dict(vocabulary_size=d["V"], num_layers=d["L"], num_heads=d["A"], hidden_dim=d["H"],
-                      intermediate_dim=d["I"])
-        if "E" in d and "embedding_dim" in inspect.signature(cls).parameters:  # ALBERT's factorised embedding
-            kwargs["embedding_dim"] = d["E"]
-        backbone = cls(**kwargs)
+        backbone = our_backbone(family, d)
         names = sorted(backbone.input)
         model = keras.Model({n: backbone.input[n] for n in names}, backbone.output["sequence_output"])
         result["params"] = int(backbone.count_params())
@@ -303,12 +297,12 @@ def saved_model_serving(family="bert", tiny=False, seq=128, batch=32, repeats=(7
         result["load_s"] = time.perf_counter() - start
 
         # (b)'s ids: our Keras tokenizer + the family's packing, once, outside the timing.
-        packing = packing_of_family(family)
-        special = {k: _special_id(ours_tok, *_SPECIAL_NAMES[packing][k]) for k in ("cls", "sep", "pad")}
+        packing = families.get(family).packing
+        special = {k: special_id(ours_tok, *packing.special_names[k]) for k in ("cls", "sep", "pad")}
         tokens = ours_tok(tf.constant(sentences))
         if not tf.is_tensor(tokens):  # keras-hub's tokenizers return lists in eager mode
             tokens = tf.ragged.constant(tokens, dtype=tf.int32)
-        packed = pack_ragged(tf, packing, [tf.cast(tokens, tf.int32)], seq, special)
+        packed = packing.pack_ragged(tf, [tf.cast(tokens, tf.int32)], seq, special)
         ids = {n: np.asarray(packed[n], "int32") for n in names}
         result["real_tokens_per_sentence"] = float(ids["padding_mask"].sum(1).mean())
         result["truncated_sentences"] = int((ids["padding_mask"][:, -1] > 0).sum())
@@ -317,7 +311,7 @@ def saved_model_serving(family="bert", tiny=False, seq=128, batch=32, repeats=(7
         if torch_threads:
             torch.set_num_threads(int(torch_threads))
         torch.manual_seed(0)
-        hf_model = _hf_encoder(family, d)
+        hf_model = hf_encoder(family, d)
         result["transformers_params"] = int(sum(p.numel() for p in hf_model.parameters()))
         result["torch_threads"] = torch.get_num_threads()
 
@@ -390,6 +384,6 @@ def saved_model_serving(family="bert", tiny=False, seq=128, batch=32, repeats=(7
     }
     result["load_1min_end"] = os.getloadavg()[0]
     result["notes"] = notes
-    result["peak_rss_mb"] = _peak_rss_mb()
+    result["peak_rss_mb"] = peak_rss_mb()
     result["case_wall_s"] = time.perf_counter() - started
     return result

@@ -10,10 +10,8 @@ calls, each ended by a host read of the result (so asynchronous backends are syn
 reported. Peak memory is the process's maximum resident set size (`ru_maxrss`), framework included.
 """
 
-import inspect
 import json
 import os
-import resource
 import statistics
 import sys
 import time
@@ -21,64 +19,11 @@ import time
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import numpy as np  # noqa: E402
-from benchmarks import bench_corpus, bench_fit, bench_precision, bench_serving  # noqa: E402
 
-# Encoder shapes: layers, hidden, heads, intermediate, vocabulary (+ family extras).
-MLM_SHAPES = {
-    "small": dict(L=4, H=256, A=4, I=1024, V=30522),
-    "base": dict(L=12, H=768, A=12, I=3072, V=30522),
-    # --quick: tiny shapes that exercise every code path in seconds.
-    "tiny": dict(L=2, H=64, A=2, I=128, V=1000),
-}
-ENCODERS = {
-    "bert": dict(L=12, H=768, A=12, I=3072, V=30522),
-    "albert": dict(L=12, H=768, A=12, I=3072, V=30000, E=128),
-    "roberta": dict(L=12, H=768, A=12, I=3072, V=50265),
-    "distil_bert": dict(L=6, H=768, A=12, I=3072, V=30522),
-}
-GPT = dict(L=12, H=768, A=12, I=3072, V=40478)
-TINY = dict(L=2, H=64, A=2, I=128, V=1000, E=32)
-
-
-class Skip(Exception):
-    """The case cannot run here (a family not implemented yet)."""
-
-
-def _median_time(fn, repeats, warmup):
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), times
-
-
-def _peak_rss_mb():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-
-
-def _backend():
-    if os.environ.get("KERAS_BACKEND"):
-        return os.environ["KERAS_BACKEND"]
-    import keras
-
-    return keras.backend.backend()
-
-
-def _mlm_batch(batch, seq, vocab, predictions, seed=0):
-    rs = np.random.RandomState(seed)
-    ids = rs.randint(5, vocab, size=(batch, seq)).astype("int32")
-    ids[:, 0], ids[:, -1] = 2, 3
-    positions = np.sort(
-        np.stack([rs.choice(np.arange(1, seq - 1), predictions, replace=False) for _ in range(batch)]),
-        axis=1,
-    ).astype("int32")
-    labels = np.take_along_axis(ids, positions, axis=1)
-    masked = ids.copy()
-    np.put_along_axis(masked, positions, 4, axis=1)
-    return masked, positions, labels, np.ones(labels.shape, "float32")
+from benchmarks import bench_corpus, bench_families, bench_fit, bench_precision, bench_serving  # noqa: E402
+from benchmarks.fixtures import ENCODERS, GPT, MLM_SHAPES, TINY, Skip  # noqa: E402
+from benchmarks.fixtures import build_mlm, corpus_lines, hf_encoder, median_time, our_encoder, quick_vocab  # noqa: E402
+from benchmarks.machine import keras_backend, peak_rss_mb  # noqa: E402
 
 
 def mlm_step_flops(L, H, I, V, batch, seq, predictions, **_):
@@ -104,96 +49,6 @@ def mlm_step_flops(L, H, I, V, batch, seq, predictions, **_):
 # --- (1) MLM pretraining steps ------------------------------------------------------------------------
 
 
-def _build_mlm(impl, shape, batch, seq=128, predictions=20, keras_adamw=False, full_last_block=False):
-    """(step, params, backend) of one AdamW float32 MLM step on a fixed batch; `step()` returns the loss.
-
-    The same work for every implementation: dropout 0.1 (embeddings, attention probabilities,
-    attention output, feed-forward output), tanh GELU in the encoder, MLM logits at the same
-    `predictions` positions, AdamW(1e-4, weight decay 0.01), the loss and an accuracy metric: ours
-    with our AdamW (Keras' math, one fused kernel on PyTorch; `keras_adamw=True`: Keras' own) and
-    its last encoder layer run only at the predicted positions (`full_last_block=True`: at all),
-    keras-hub with Keras' AdamW, transformers with torch's. Ours:
-    `BertPretrainer(sentence_head=False)` with its default loss and metric; keras-hub:
-    `BertMaskedLM` with its default ones; transformers: `BertForMaskedLM` (its decoder runs at
-    every position, labels -100 elsewhere).
-    """
-    dims = MLM_SHAPES[shape]
-    L, H, A, I, V = (dims[k] for k in "LHAIV")
-    ids, positions, labels, weights = _mlm_batch(batch, seq, V, predictions)
-    segments = np.zeros_like(ids)
-    mask = np.ones_like(ids)
-    if impl == "transformers":
-        import torch
-        from transformers import BertConfig
-        from transformers import BertForMaskedLM
-
-        torch.manual_seed(0)
-        config = BertConfig(
-            vocab_size=V, hidden_size=H, num_hidden_layers=L, num_attention_heads=A,
-            intermediate_size=I, hidden_act="gelu_new", max_position_embeddings=512,
-        )
-        model = BertForMaskedLM(config)
-        model.train()
-        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.01)
-        full_labels = np.full(ids.shape, -100, "int64")
-        np.put_along_axis(full_labels, positions, labels, axis=1)
-        inputs = {
-            "input_ids": torch.from_numpy(ids.astype("int64")),
-            "token_type_ids": torch.from_numpy(segments.astype("int64")),
-            "attention_mask": torch.from_numpy(mask.astype("int64")),
-            "labels": torch.from_numpy(full_labels),
-        }
-        params = sum(p.numel() for p in model.parameters())
-
-        def step():
-            loss = model(**inputs).loss
-            loss.backward()
-            optimizer.step()
-            optimizer.zero_grad(set_to_none=True)
-            return float(loss.detach())
-
-        return step, params, "torch"
-
-    import keras
-
-    keras.utils.set_random_seed(0)
-    optimizer = keras.optimizers.AdamW(1e-4, weight_decay=0.01)
-    if impl == "ours":
-        from keras_pretrain.optimizers import AdamW
-
-        # Ours trains with our AdamW (Keras' math; one fused kernel on PyTorch) unless told otherwise.
-        if not keras_adamw:
-            optimizer = AdamW(1e-4, weight_decay=0.01)
-        from keras_pretrain.models.bert import BertBackbone
-        from keras_pretrain.models.bert import BertPretrainer
-
-        backbone = BertBackbone(vocabulary_size=V, num_layers=L, num_heads=A, hidden_dim=H, intermediate_dim=I)
-        # MLM only, as keras-hub's BertMaskedLM and transformers' BertForMaskedLM.
-        model = BertPretrainer(backbone, sentence_head=False)
-        model.last_block_at_predictions = not full_last_block
-        model.compile(optimizer=optimizer)  # our default MLM loss and accuracy metric
-        x = {"token_ids": ids, "segment_ids": segments, "padding_mask": mask, "masked_lm_positions": positions}
-        y, sw = {"mlm": labels}, {"mlm": weights}
-    elif impl == "keras_hub":
-        import keras_hub
-
-        backbone = keras_hub.models.BertBackbone(
-            vocabulary_size=V, num_layers=L, num_heads=A, hidden_dim=H, intermediate_dim=I
-        )
-        model = keras_hub.models.BertMaskedLM(backbone)
-        model.compile(optimizer=optimizer)  # keras-hub's default loss and accuracy metric
-        x = {"token_ids": ids, "segment_ids": segments, "padding_mask": mask, "mask_positions": positions}
-        y, sw = labels, weights
-    else:
-        raise ValueError(f"unknown impl {impl!r}")
-
-    def step():
-        # Each model's own train_on_batch (the compiled train step; ours accepts dict targets).
-        return float(model.train_on_batch(x, y, sample_weight=sw, return_dict=True)["loss"])
-
-    return step, model.count_params(), _backend()
-
-
 def mlm_train(impl, shape, batch, seq=128, predictions=20, repeats=3, warmup=1, matmul_n=2048):
     """One AdamW float32 MLM step on a fixed batch: ours, keras-hub or transformers.
 
@@ -202,7 +57,7 @@ def mlm_train(impl, shape, batch, seq=128, predictions=20, repeats=3, warmup=1, 
     """
     dims = MLM_SHAPES[shape]
     build_start = time.perf_counter()
-    step, params, backend = _build_mlm(impl, shape, batch, seq, predictions)
+    step, params, backend = build_mlm(impl, shape, batch, seq, predictions)
     build_s = time.perf_counter() - build_start
     start = time.perf_counter()
     step()  # compiles (jit) and runs once
@@ -225,7 +80,7 @@ def mlm_train(impl, shape, batch, seq=128, predictions=20, repeats=3, warmup=1, 
         "impl": impl, "backend": backend, "shape": shape, "batch": batch, "seq": seq,
         "predictions": predictions, "params": int(params), "build_s": build_s, "first_step_s": first_s,
         "step_s": median, "times": times, "tokens_per_s": batch * seq / median,
-        "model_flops": flops, "gflops_per_s": flops / median / 1e9, "peak_rss_mb": _peak_rss_mb(),
+        "model_flops": flops, "gflops_per_s": flops / median / 1e9, "peak_rss_mb": peak_rss_mb(),
         "matmul_library": backend, "matmul_best_gflops": 2 * matmul_n ** 3 / min(mm_times) / 1e9,
     }
 
@@ -240,7 +95,7 @@ def mlm_ab(shape, batch, seq=128, predictions=20, rounds=6, matmul_n=2048, full_
     dims = MLM_SHAPES[shape]
     steps = {}
     for impl in ("ours", "keras_hub"):
-        steps[impl], _, backend = _build_mlm(
+        steps[impl], _, backend = build_mlm(
             impl, shape, batch, seq, predictions, full_last_block=full_last_block
         )
     for _ in range(3):  # compilation, then untimed warm-up rounds (both built first)
@@ -268,58 +123,11 @@ def mlm_ab(shape, batch, seq=128, predictions=20, rounds=6, matmul_n=2048, full_
         "wall": wall, "cpu": cpu, "paired_wall_ratio": paired(wall), "paired_cpu_ratio": paired(cpu),
         "ours_gflops_per_s": flops / statistics.median(wall["ours"]) / 1e9,
         "matmul_library": backend, "matmul_best_gflops": 2 * matmul_n ** 3 / min(mm_times) / 1e9,
-        "peak_rss_mb": _peak_rss_mb(),
+        "peak_rss_mb": peak_rss_mb(),
     }
 
 
 # --- (2) Encoder inference and GPT generation ------------------------------------------------------
-
-
-def _our_encoder(family, d, outputs=("sequence_output",)):
-    import keras
-
-    from keras_pretrain import families
-
-    common = dict(vocabulary_size=d["V"], num_layers=d["L"], num_heads=d["A"], hidden_dim=d["H"],
-                  intermediate_dim=d["I"])
-    try:
-        cls = families.get(family).backbone_class
-    except ImportError as e:
-        raise Skip(f"keras_pretrain.models.{family} not importable: {e}")
-    if "E" in d and "embedding_dim" in inspect.signature(cls).parameters:  # ALBERT's factorised embedding
-        common["embedding_dim"] = d["E"]
-    backbone = cls(**common)
-    # Only the last hidden states, as transformers returns by default (no per-layer outputs to host).
-    inputs = {name: backbone.input[name] for name in backbone.input}
-    out = backbone(inputs)
-    out = [out[name] for name in outputs] if len(outputs) > 1 else out[outputs[0]]
-    return keras.Model(inputs, out), sorted(inputs), backbone.count_params()
-
-
-def _hf_encoder(family, d):
-    import transformers as t
-
-    if family == "bert":
-        config = t.BertConfig(vocab_size=d["V"], hidden_size=d["H"], num_hidden_layers=d["L"],
-                              num_attention_heads=d["A"], intermediate_size=d["I"], hidden_act="gelu_new")
-        model = t.BertModel(config)
-    elif family == "albert":
-        config = t.AlbertConfig(vocab_size=d["V"], embedding_size=d["E"], hidden_size=d["H"],
-                                num_hidden_layers=d["L"], num_attention_heads=d["A"],
-                                intermediate_size=d["I"], hidden_act="gelu_new")
-        model = t.AlbertModel(config)
-    elif family == "roberta":
-        config = t.RobertaConfig(vocab_size=d["V"], hidden_size=d["H"], num_hidden_layers=d["L"],
-                                 num_attention_heads=d["A"], intermediate_size=d["I"],
-                                 max_position_embeddings=514, type_vocab_size=1, layer_norm_eps=1e-5)
-        model = t.RobertaModel(config, add_pooling_layer=False)
-    elif family == "distil_bert":
-        config = t.DistilBertConfig(vocab_size=d["V"], dim=d["H"], n_layers=d["L"], n_heads=d["A"],
-                                    hidden_dim=d["I"])
-        model = t.DistilBertModel(config)
-    else:
-        raise ValueError(family)
-    return model.eval()
 
 
 def encoder_inference(impl, family, tiny=False, seq=128, batches=(1, 32), repeats=(7, 3)):
@@ -331,7 +139,7 @@ def encoder_inference(impl, family, tiny=False, seq=128, batches=(1, 32), repeat
         import torch
 
         torch.manual_seed(0)
-        model = _hf_encoder(family, d)
+        model = hf_encoder(family, d)
         results["backend"] = "torch"
         results["params"] = sum(p.numel() for p in model.parameters())
 
@@ -345,8 +153,8 @@ def encoder_inference(impl, family, tiny=False, seq=128, batches=(1, 32), repeat
 
             return fn
     else:
-        model, names, params = _our_encoder(family, d)
-        results["backend"] = _backend()
+        model, names, params = our_encoder(family, d)
+        results["backend"] = keras_backend()
         results["params"] = int(params)
 
         def make(batch):
@@ -365,13 +173,13 @@ def encoder_inference(impl, family, tiny=False, seq=128, batches=(1, 32), repeat
         start = time.perf_counter()
         fn()
         results[f"first_b{batch}_s"] = time.perf_counter() - start
-        median, times = _median_time(fn, reps, 1 if batch == 1 else 0)
+        median, times = median_time(fn, reps, 1 if batch == 1 else 0)
         results[f"b{batch}_s"] = median
         results[f"b{batch}_times"] = times
         results[f"b{batch}_tokens_per_s"] = batch * seq / median
     results["forward_flops_per_token"] = encoder_flops_per_token(seq=seq, **d)
     results["b32_gflops_per_s"] = results["forward_flops_per_token"] * results.get("b32_tokens_per_s", 0) / 1e9
-    results["peak_rss_mb"] = _peak_rss_mb()
+    results["peak_rss_mb"] = peak_rss_mb()
     return results
 
 
@@ -428,7 +236,7 @@ def gpt_generate(impl, tiny=False, batch=1, prompt=16, new_tokens=32, repeats=3)
                                hidden_dim=d["H"], intermediate_dim=d["I"])
         model = GPTCausalLM(backbone)
         model.compile(sampler="greedy")
-        results["backend"] = _backend()
+        results["backend"] = keras_backend()
         prompt_lists = [row.tolist() for row in prompts]
 
         def fn():
@@ -439,9 +247,9 @@ def gpt_generate(impl, tiny=False, batch=1, prompt=16, new_tokens=32, repeats=3)
     start = time.perf_counter()
     fn()
     results["first_s"] = time.perf_counter() - start
-    median, times = _median_time(fn, repeats, 0)
+    median, times = median_time(fn, repeats, 0)
     results.update(seconds=median, times=times, tokens_per_s=batch * new_tokens / median,
-                   peak_rss_mb=_peak_rss_mb())
+                   peak_rss_mb=peak_rss_mb())
     return results
 
 
@@ -458,40 +266,12 @@ def masking(num_sequences=16384, seq=128, batch=32, vocab=30522, repeats=3, inst
     instances = bm.bench_instances(instance_docs, seq)
     return {"ours_seq_per_s": ours, "hf_collator_seq_per_s": hf_collate,
             "hf_mask_tokens_seq_per_s": hf_tensor, "instances_per_s": instances,
-            "num_sequences": num_sequences, "seq": seq, "batch": batch, "peak_rss_mb": _peak_rss_mb()}
+            "num_sequences": num_sequences, "seq": seq, "batch": batch, "peak_rss_mb": peak_rss_mb()}
 
 
 def _corpus_lines(limit):
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    with open(os.path.join(root, "corpus", "pretrain.txt"), encoding="utf-8") as f:
-        lines = [line.strip() for line in f if line.strip()]
+    lines = corpus_lines()
     return (lines * (1 + limit // max(1, len(lines))))[:limit]
-
-
-def _quick_vocab(lines, size):
-    """A WordPiece vocabulary in seconds: specials, every character (and its ## form), frequent words."""
-    import collections
-    import re
-    import unicodedata
-
-    words = collections.Counter()
-    chars = set()
-    for line in lines:
-        text = unicodedata.normalize("NFD", line.lower())
-        text = "".join(c for c in text if unicodedata.category(c) != "Mn")
-        for word in re.findall(r"\w+|[^\w\s]", text):
-            words[word] += 1
-            chars.update(word)
-    chars = sorted(chars)
-    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + chars + ["##" + c for c in chars]
-    taken = set(vocab)
-    for word, _ in words.most_common():
-        if len(vocab) >= size:
-            break
-        if word not in taken:
-            vocab.append(word)
-            taken.add(word)
-    return vocab
 
 
 def tokenization(impl, num_lines=20000, batch=1000, vocab_size=8000, repeats=3):
@@ -499,7 +279,7 @@ def tokenization(impl, num_lines=20000, batch=1000, vocab_size=8000, repeats=3):
     import tempfile
 
     lines = _corpus_lines(num_lines)
-    vocab = _quick_vocab(lines, vocab_size)
+    vocab = quick_vocab(lines, vocab_size)
     batches = [lines[i:i + batch] for i in range(0, len(lines), batch)]
     if impl == "ours":
         import tensorflow as tf
@@ -546,10 +326,10 @@ def tokenization(impl, num_lines=20000, batch=1000, vocab_size=8000, repeats=3):
         total[0] = sum(count(encode(b)) for b in tensors)
 
     run()  # warm-up (graph tracing for ours)
-    median, times = _median_time(run, repeats, 0)
+    median, times = median_time(run, repeats, 0)
     return {"impl": impl, "lines": len(lines), "vocab": len(vocab), "tokens": total[0], "seconds": median,
             "times": times, "lines_per_s": len(lines) / median, "tokens_per_s": total[0] / median,
-            "sample_ids": first_ids(200), "peak_rss_mb": _peak_rss_mb()}
+            "sample_ids": first_ids(200), "peak_rss_mb": peak_rss_mb()}
 
 
 # --- (4) Matmul reference -----------------------------------------------------------------------------
@@ -583,16 +363,9 @@ def _matmul_fn(library, n=2048):
 
 def matmul(library, n=2048, repeats=10):
     """float32 n x n x n matmul rate (2 n^3 FLOPs) with numpy, jax, torch or tensorflow."""
-    median, times = _median_time(_matmul_fn(library, n), repeats, 2)
+    median, times = median_time(_matmul_fn(library, n), repeats, 2)
     return {"library": library, "n": n, "seconds": median, "gflops_per_s": 2 * n ** 3 / median / 1e9,
             "best_gflops_per_s": 2 * n ** 3 / min(times) / 1e9}
-
-
-def family_step(**kwargs):
-    """Each family's own pretraining step vs transformers and keras-hub (`benchmarks.bench_families`)."""
-    from benchmarks import bench_families
-
-    return bench_families.family_step(**kwargs)
 
 
 CASES = {
@@ -610,7 +383,7 @@ CASES = {
     "encoder_int8": bench_serving.encoder_int8,
     "precision_curve": bench_precision.precision_curve,
     "dynamic_feed": bench_corpus.dynamic_feed,
-    "family_step": family_step,
+    "family_step": bench_families.family_step,
     "fit_vs_step": bench_fit.fit_vs_step,
     "saved_model_serving": bench_serving.saved_model_serving,
 }

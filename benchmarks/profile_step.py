@@ -21,9 +21,9 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 
-from benchmarks.cases import MLM_SHAPES  # noqa: E402
-from benchmarks.cases import _mlm_batch  # noqa: E402
 from benchmarks.cases import mlm_step_flops  # noqa: E402
+from benchmarks.fixtures import MLM_SHAPES  # noqa: E402
+from benchmarks.fixtures import mlm_batch  # noqa: E402
 
 
 def build(dims, dropout):
@@ -44,7 +44,7 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     dims = MLM_SHAPES[args.shape]
-    ids, positions, labels, weights = _mlm_batch(args.batch, 128, dims["V"], 20)
+    ids, positions, labels, weights = mlm_batch(args.batch, 128, dims["V"], 20)
     x = {"token_ids": ids, "segment_ids": np.zeros_like(ids), "padding_mask": np.ones_like(ids),
          "masked_lm_positions": positions}
     y, sw = {"mlm": labels}, {"mlm": weights}

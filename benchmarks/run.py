@@ -21,14 +21,14 @@ best matmul FLOP/s of the same run.
 
 import argparse
 import datetime
-import importlib.metadata
 import json
 import os
-import platform
-import statistics
 import subprocess
 import sys
 import time
+
+from benchmarks.machine import cpu_bf16_units, cpu_flags, loadavg, machine_info
+from benchmarks.report import failed, fmt, ratio, table, write_results
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(ROOT, "benchmarks", "RESULTS.md")
@@ -52,15 +52,6 @@ FAMILY_BEST_BACKENDS = {"xlnet": {"avx512f": ("tensorflow",), None: ("torch",)}}
 FAMILY_ROUNDS = {"elmo": 2}
 
 
-def cpu_flags():
-    """The CPU's instruction-set flags, from /proc/cpuinfo; an empty set if it cannot be read."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            return set(next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), []))
-    except OSError:
-        return set()
-
-
 def family_backends(family, default, flags):
     """The backends the default tier times `family` on, given the CPU's instruction-set `flags`."""
     choice = FAMILY_BEST_BACKENDS.get(family)
@@ -68,8 +59,6 @@ def family_backends(family, default, flags):
         return (default,)
     return next((backends for flag, backends in choice.items() if flag in flags), choice[None])
 
-
-NOTES_MARKER = "<!-- hand-written notes below: kept when the file is regenerated -->"
 
 # Measured on this machine before any of our code existed (issue "Benchmarks", tokens/s).
 ISSUE_REFERENCE = {
@@ -151,8 +140,6 @@ def plan(args):
             cases.append(("corpus", "memory", "tensorflow", "corpus_memory", dict(corpus_mb=400)))
         cases.append(("corpus", "dynamic feed", "tensorflow", "dynamic_feed", {}))
     if "precision" in args.only:
-        from benchmarks.bench_precision import cpu_bf16_units
-
         units = cpu_bf16_units()
         for backend in args.backends:  # the issue asks for the speed-up on each backend
             # PyTorch's CPU bfloat16 kernels, without bfloat16 units, did not finish the BERT-base case in
@@ -164,11 +151,12 @@ def plan(args):
         for backend in (args.backends if full else ["torch" if units else best]):
             cases.append(("precision", f"curve {backend}", backend, "precision_curve", {}))
     if "serving" in args.only:
-        for family in (INFERENCE_FAMILIES if full else INFERENCE_FAMILIES[:1]):
+        serving_families = INFERENCE_FAMILIES if full else INFERENCE_FAMILIES[:1]
+        for family in serving_families:
             cases.append(("serving", f"int8 {family}", best, "encoder_int8", dict(family=family, rounds=3)))
         # The exported SavedModels are TensorFlow programs: strings in, on the TensorFlow backend.
         threads = {"torch_threads": args.torch_threads} if args.torch_threads else {}
-        for family in (INFERENCE_FAMILIES if full else INFERENCE_FAMILIES[:1]):
+        for family in serving_families:
             cases.append(("serving", f"saved_model {family}", "tensorflow", "saved_model_serving",
                           dict(family=family, repeats=[7, 3] if full else [3, 2], **threads)))
     return cases
@@ -274,69 +262,6 @@ def run_cases_together(cases, backend, timeout, torch_threads=None):
     lines = [line for line in stderr.splitlines() if line.strip()]
     crash = {"error": (lines[-1] if lines else "the process ended early")[:300]}
     return [results.get(i, crash) for i in range(len(cases))], time.perf_counter() - start
-
-
-# --- Machine -----------------------------------------------------------------------------------------
-
-
-def machine():
-    def read(path):
-        try:
-            with open(path) as f:
-                return f.read()
-        except OSError:
-            return ""
-
-    cpu = next((line.split(":", 1)[1].strip() for line in read("/proc/cpuinfo").splitlines()
-                if line.startswith("model name")), platform.processor() or "unknown")
-    mem = next((line.split(":", 1)[1].strip() for line in read("/proc/meminfo").splitlines()
-                if line.startswith("MemTotal")), "unknown")
-    versions = {}
-    for package in ("keras", "keras-hub", "tensorflow", "tensorflow-text", "jax", "jaxlib", "torch",
-                    "transformers", "tokenizers", "numpy"):
-        try:
-            versions[package] = importlib.metadata.version(package)
-        except importlib.metadata.PackageNotFoundError:
-            versions[package] = "not installed"
-    return {"nproc": os.cpu_count(), "cpu": cpu, "memory": mem, "python": platform.python_version(),
-            "platform": platform.platform(), "versions": versions}
-
-
-def loadavg():
-    try:
-        with open("/proc/loadavg") as f:
-            return " ".join(f.read().split()[:3])
-    except OSError:
-        return "unknown"
-
-
-# --- Tables ------------------------------------------------------------------------------------------
-
-
-def fmt(x, digits=0):
-    if x is None:
-        return "-"
-    if isinstance(x, str):
-        return x
-    return f"{x:,.{digits}f}"
-
-
-def ratio(a, b):
-    return a / b if a and b else None
-
-
-def table(header, rows):
-    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
-    return "\n".join(out)
-
-
-def failed(result):
-    if "error" in result:
-        return "error: " + result["error"]
-    if "skipped" in result:
-        return "skipped: " + result["skipped"]
-    return None
 
 
 def build_report(results, args, info, load_start, load_end, started, wall):
@@ -702,7 +627,7 @@ def main(argv=None):
     if output is None:
         output = RESULTS if not args.quick and set(args.only) == set(tier_groups) and not args.match else "-"
 
-    info = machine()
+    info = machine_info()
     load_start = loadavg()
     started = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M")
     cases = [c for c in plan(args) if not args.match or args.match in c[1]]
@@ -726,14 +651,7 @@ def main(argv=None):
         with open(args.json, "w") as f:
             json.dump({"machine": info, "results": results}, f, indent=1)
     if output != "-":
-        notes = ""
-        if os.path.exists(output):
-            with open(output, encoding="utf-8") as f:
-                old = f.read()
-            if NOTES_MARKER in old:
-                notes = old[old.index(NOTES_MARKER) + len(NOTES_MARKER):]
-        with open(output, "w", encoding="utf-8") as f:
-            f.write(report + "\n" + NOTES_MARKER + notes)
+        write_results(output, report)
         print(f"wrote {output}", file=sys.stderr)
     errors = [r for r in results if "error" in r["result"]]
     return 1 if errors else 0

@@ -6,3 +6,10 @@ from keras_pretrain import errors  # noqa: F401
 from keras_pretrain.errors import CheckpointFormatError  # noqa: F401
 from keras_pretrain.errors import ConfigError  # noqa: F401
 from keras_pretrain.errors import CorpusFormatError  # noqa: F401
+
+# Registration on import: every family's Keras classes (backbones, tasks, tokenizers, preprocessors, layers)
+# are registered, so `keras.saving.load_model` and keras-hub's `from_preset` entry points resolve them after
+# `import keras_pretrain` alone.
+from keras_pretrain import families as _families  # noqa: E402
+
+_families.import_all()

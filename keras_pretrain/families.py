@@ -278,7 +278,7 @@ for _family in (
            fine_tuning_optimizer=_adamw(2e-5, weight_decay=0.1, beta_2=0.98, epsilon=1e-6),
            **{**_ENCODER, "contract": contracts.ROBERTA}),
     # ERNIE 1.0: knowledge masking (phrases / entities from --lexicon).
-    Family("ernie", "ErnieBackbone", "ErniePretrainer", "bert.BertClassifier", "bert.BertTokenizer",
+    Family("ernie", "ErnieBackbone", "ErniePretrainer", "ErnieClassifier", "bert.BertTokenizer",
            objective="nsp", masking="knowledge", demo_config=TINY_ENCODER, huggingface=("ernie",),
            keras_preprocessor="bert.BertPreprocessor", converters=_hf("ernie"), **_ENCODER),
     Family("gpt", "GPTBackbone", "GPTCausalLM", "GPTClassifier", "GPTTokenizer", contract=contracts.GPT,

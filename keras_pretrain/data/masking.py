@@ -220,9 +220,9 @@ class MaskingStrategy:
             chosen.append(span)
         output = list(tokens)
         for span in chosen:
-            kind = self._replacement_kind(rng) if self.per_unit_replacement else None
+            replacement = self._replacement_kind(rng) if self.per_unit_replacement else None
             for index in span:
-                output[index] = self._replace(tokens[index], kind or self._replacement_kind(rng), rng)
+                output[index] = self._replace(tokens[index], replacement or self._replacement_kind(rng), rng)
         positions = sorted(covered)
         return MaskedLmOutput(output, positions, [tokens[i] for i in positions])
 
@@ -233,10 +233,10 @@ class MaskingStrategy:
             return "mask"
         return "keep" if rng.random() < self._keep_rate else "random"
 
-    def _replace(self, token, kind, rng):
-        if kind == "mask":
+    def _replace(self, token, replacement, rng):
+        if replacement == "mask":
             return self.mask_token
-        if kind == "random":
+        if replacement == "random":
             return self.vocabulary[rng.randint(0, len(self.vocabulary) - 1)]
         return token
 

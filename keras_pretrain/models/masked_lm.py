@@ -9,13 +9,14 @@ hook: `mlm_activation`, `backbone_features`, `default_compile_args`).
 """
 
 import keras
+import keras_hub
 
 from keras_pretrain.layers.activations import get_activation
 from keras_pretrain.layers.masked_lm import MaskedLMAccuracy
 from keras_pretrain.layers.masked_lm import MaskedLMHead
 from keras_pretrain.losses import classification_loss
 from keras_pretrain.losses import masked_lm_loss
-from keras_pretrain.models.task import Task
+from keras_pretrain.models.task import TaskMixin
 from keras_pretrain.models.task import backbone_inputs
 from keras_pretrain.models.task import ones_like
 from keras_pretrain.optimizers import AdamW
@@ -28,7 +29,7 @@ def kernel_initializer(backbone):
 
 
 @keras.saving.register_keras_serializable(package="keras_pretrain")
-class MaskedLMPretrainer(Task):
+class MaskedLMPretrainer(TaskMixin, keras_hub.models.MaskedLM):
     """Masked LM (+ optional sentence head) over any encoder backbone.
 
     The MLM head (dense + activation + LayerNorm, then the transposed word

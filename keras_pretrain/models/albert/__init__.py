@@ -10,3 +10,4 @@ from keras_pretrain.models.albert.albert_tokenizer import AlbertTokenizer
 
 AlbertBackbone.preset_configs = backbone_presets
 AlbertPreprocessor.backbone_cls = AlbertBackbone
+AlbertTokenizer.backbone_cls = AlbertBackbone  # keras-hub's `Tokenizer.from_preset` matches by backbone

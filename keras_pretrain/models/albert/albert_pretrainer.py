@@ -3,6 +3,7 @@
 import keras
 
 from keras_pretrain.models.bert.bert_pretrainer import BertPretrainer
+from keras_pretrain.models.albert.albert_backbone import AlbertBackbone
 
 
 @keras.saving.register_keras_serializable(package="keras_pretrain")
@@ -28,6 +29,9 @@ class AlbertPretrainer(BertPretrainer):
 
     Outputs: dict with `mlm` logits [B, P, V] and `sop` logits [B, 2].
     """
+
+    backbone_cls = AlbertBackbone
+    preprocessor_cls = None
 
     sentence_output = "sop"
     sentence_label = "next_sentence_labels"

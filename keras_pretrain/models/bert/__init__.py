@@ -8,3 +8,4 @@ from keras_pretrain.models.bert.bert_tokenizer import BertPreprocessor
 from keras_pretrain.models.bert.bert_tokenizer import BertTokenizer
 
 BertBackbone.preset_configs = backbone_presets
+BertTokenizer.backbone_cls = BertBackbone  # keras-hub's `Tokenizer.from_preset` matches tokenizers by backbone

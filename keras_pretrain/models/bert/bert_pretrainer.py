@@ -7,6 +7,7 @@ from keras_pretrain.models.task import PADDING_MASK  # noqa: F401 (importable he
 from keras_pretrain.models.task import SEGMENT_IDS  # noqa: F401
 from keras_pretrain.models.task import TOKEN_IDS  # noqa: F401
 from keras_pretrain.models.task import encoder_inputs
+from keras_pretrain.models.bert.bert_backbone import BertBackbone
 
 
 @keras.saving.register_keras_serializable(package="keras_pretrain")
@@ -35,6 +36,9 @@ class BertPretrainer(MaskedLMPretrainer):
     On TensorFlow, `compile()` uses XLA on CPU as well (`xla_on_cpu`; pass
     `jit_compile=False` to turn it off).
     """
+
+    backbone_cls = BertBackbone
+    preprocessor_cls = None
 
     default_sentence_head = True
 

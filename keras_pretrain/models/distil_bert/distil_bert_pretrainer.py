@@ -3,6 +3,7 @@
 import keras
 
 from keras_pretrain.models.masked_lm import MaskedLMPretrainer
+from keras_pretrain.models.distil_bert.distil_bert_backbone import DistilBertBackbone
 
 
 @keras.saving.register_keras_serializable(package="keras_pretrain")
@@ -22,5 +23,8 @@ class DistilBertPretrainer(MaskedLMPretrainer):
 
     Outputs: dict with `mlm` logits [B, P, V].
     """
+
+    backbone_cls = DistilBertBackbone
+    preprocessor_cls = None
 
     sentence_head_option = False

@@ -7,6 +7,7 @@ import numpy as np
 from keras import ops
 
 from keras_pretrain.models.task import Task
+from keras_pretrain.models.elmo.elmo_backbone import ElmoBackbone
 
 NEG_INF = -1e30
 
@@ -228,6 +229,9 @@ class ElmoBiLM(Task):
 
     Reference: https://arxiv.org/abs/1802.05365
     """
+
+    backbone_cls = ElmoBackbone
+    preprocessor_cls = None
 
     def __init__(
         self,

@@ -3,6 +3,7 @@
 import keras
 
 from keras_pretrain.models.masked_lm import MaskedLMPretrainer
+from keras_pretrain.models.ernie.ernie_backbone import ErnieBackbone
 
 
 @keras.saving.register_keras_serializable(package="keras_pretrain")
@@ -30,5 +31,8 @@ class ErniePretrainer(MaskedLMPretrainer):
 
     Outputs: dict with `mlm` logits [B, P, V] and `nsp` logits [B, 2].
     """
+
+    backbone_cls = ErnieBackbone
+    preprocessor_cls = None
 
     default_sentence_head = True

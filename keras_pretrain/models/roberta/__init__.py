@@ -9,3 +9,4 @@ from keras_pretrain.models.roberta.roberta_tokenizer import FairseqRobertaTokeni
 from keras_pretrain.models.roberta.roberta_tokenizer import RobertaTokenizer
 
 RobertaBackbone.preset_configs = backbone_presets
+RobertaTokenizer.backbone_cls = RobertaBackbone  # keras-hub's `Tokenizer.from_preset` matches by backbone

@@ -8,6 +8,7 @@ from keras_pretrain.models.masked_lm import MaskedLMPretrainer
 from keras_pretrain.models.task import INPUT_ALIASES  # noqa: F401
 from keras_pretrain.models.task import backbone_inputs  # noqa: F401
 from keras_pretrain.optimizers import AdamW
+from keras_pretrain.models.roberta.roberta_backbone import RobertaBackbone
 
 
 @keras.saving.register_keras_serializable(package="keras_pretrain")
@@ -37,6 +38,9 @@ class RobertaPretrainer(MaskedLMPretrainer):
 
     Outputs: dict with `mlm` logits [B, P, V].
     """
+
+    backbone_cls = RobertaBackbone
+    preprocessor_cls = None
 
     sentence_head_option = False
 

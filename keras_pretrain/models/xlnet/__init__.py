@@ -9,3 +9,4 @@ from keras_pretrain.models.xlnet.xlnet_pretrainer import XLNetPretrainer
 from keras_pretrain.models.xlnet.xlnet_tokenizer import XLNetTokenizer
 
 XLNetBackbone.preset_configs = backbone_presets
+XLNetTokenizer.backbone_cls = XLNetBackbone  # keras-hub's `Tokenizer.from_preset` matches by backbone

@@ -12,6 +12,7 @@ from keras_pretrain.models.task import feature
 from keras_pretrain.models.task import ones_like
 from keras_pretrain.models.xlnet.xlnet_backbone import RefusesInputMask
 from keras_pretrain.optimizers import AdamW
+from keras_pretrain.models.xlnet.xlnet_backbone import XLNetBackbone
 
 # Aliases of the PLM features (ours, the original XLNet TFRecords, transformers' collator).
 TARGET_IDS = ("target_ids", "target", "labels")
@@ -86,6 +87,9 @@ class XLNetPretrainer(RefusesInputMask, SubclassedTask):
 
     Why subclassed: the memory update inside `call` (see above).
     """
+
+    backbone_cls = XLNetBackbone
+    preprocessor_cls = None
 
     def __init__(self, backbone, preprocessor=None, memory_batch_size=None, **kwargs):
         kwargs.pop("compile", None)

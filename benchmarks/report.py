@@ -1,0 +1,51 @@
+"""Formatting the benchmark tables and writing RESULTS.md: a leaf module (imports nothing of `benchmarks`).
+
+`fmt`, `ratio`, `table` and `failed` serve every group's `report(by, quick)` and `benchmarks.run`'s own tables;
+`write_results` writes the generated report above the hand-written notes of the file it replaces.
+"""
+
+import os
+
+NOTES_MARKER = "<!-- hand-written notes below: kept when the file is regenerated -->"
+
+
+def fmt(x, digits=0):
+    """`x` with thousands separators and `digits` decimals; "-" for None, a string as it is."""
+    if x is None:
+        return "-"
+    if isinstance(x, str):
+        return x
+    return f"{x:,.{digits}f}"
+
+
+def ratio(a, b):
+    """a / b, or None when either is missing or zero."""
+    return a / b if a and b else None
+
+
+def table(header, rows):
+    """A Markdown table."""
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(out)
+
+
+def failed(result):
+    """"error: ..." or "skipped: ..." for a case that did not measure, None for one that did."""
+    if "error" in result:
+        return "error: " + result["error"]
+    if "skipped" in result:
+        return "skipped: " + result["skipped"]
+    return None
+
+
+def write_results(path, report):
+    """Writes `report` to `path`, keeping what follows NOTES_MARKER in the file it replaces."""
+    notes = ""
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as f:
+            old = f.read()
+        if NOTES_MARKER in old:
+            notes = old[old.index(NOTES_MARKER) + len(NOTES_MARKER):]
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(report + "\n" + NOTES_MARKER + notes)
