@@ -96,3 +96,37 @@ CASED_VOCAB = SPECIALS + COMMON + [
     "résumé", "İstanbul", "I", "ΟΔΟΣ", "οδος", "and", "cafe",
 ]
 CHINESE_VOCAB = SPECIALS + COMMON + ["hello", "##lo", "##ld", "cafe", "i", "and"]
+
+
+def bert_run_squad():
+    """bert-tensorflow's `run_squad.py` module (its readers are pure Python).
+
+    It is TF1 code (`tf.flags`, `tf.gfile`, `tf.contrib` imports): imported with `tensorflow` seen as
+    `tensorflow.compat.v1` and `tensorflow.contrib` as an empty stand-in, both restored afterwards.
+    """
+    import importlib
+    import sys
+    import types
+
+    pytest.importorskip("bert.tokenization")
+    import tensorflow as tf
+    from absl import flags
+
+    class _Stub(types.ModuleType):
+        def __getattr__(self, name):
+            return _Stub(name)
+
+    saved = {name: sys.modules.get(name) for name in ("tensorflow", "tensorflow.contrib")}
+    sys.modules["tensorflow"] = tf.compat.v1
+    sys.modules["tensorflow.contrib"] = _Stub("tensorflow.contrib")
+    try:
+        module = importlib.import_module("bert.run_squad")
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                sys.modules.pop(name, None)
+            else:
+                sys.modules[name] = value
+    if not flags.FLAGS.is_parsed():
+        flags.FLAGS.mark_as_parsed()
+    return module

@@ -67,45 +67,33 @@ from keras_pretrain.export.tracing import require_tensorflow_backend
 from keras_pretrain.export.tracing import tracing_context
 from keras_pretrain.tasks.preprocessing import BPE_SPACES  # noqa: F401 (re-exported)
 from keras_pretrain.tasks.preprocessing import SENTENCEPIECE_SPACE  # noqa: F401 (re-exported)
-from keras_pretrain.tasks.preprocessing import special_id
-from keras_pretrain.tasks.preprocessing import word_starts as _word_starts
-
-# Attribute names looked up for each special id, per in-graph packing (`Packing.special_names`).
-_SPECIAL_NAMES = {name: p.special_names for name, p in packings.PACKINGS.items()}
 
 
-def _special_id(tokenizer, *names):
-    try:
-        return special_id(tokenizer, *names)
-    except ConfigError as e:
-        raise ExportError(str(e)) from None
-
-
-def word_starts(tokenizer):
-    """Per vocabulary id: whether the piece begins a word (see the module docstring)."""
-    try:
-        return _word_starts(tokenizer)
-    except ConfigError as e:
-        raise ExportError(str(e)) from None
-
-
-def packing_of(tokenizer):
-    """The packing of the family whose tokenizer class `tokenizer` is an instance of (most specific class
-    first; a plain byte-level BPE tokenizer packs as RoBERTa, any other as BERT)."""
+def preprocessor_of(tokenizer, packing=None):
+    """The text preprocessor (`keras_pretrain.tasks.preprocessing`) of the family whose tokenizer class
+    `tokenizer` is an instance of (most specific class first); a tokenizer of no family gets a plain one
+    with `packing`, by default RoBERTa's for a byte-level BPE tokenizer and BERT's for any other."""
     import keras_hub
 
     from keras_pretrain import families
+    from keras_pretrain.tasks.preprocessing import TextPreprocessor
 
     by_class = {}
     for family in families.FAMILIES.values():
         if family.packing.in_graph:
-            by_class.setdefault(family.tokenizer_class, family.packing)
-    for cls in type(tokenizer).__mro__:
-        if cls in by_class:
-            return by_class[cls]
-    if isinstance(tokenizer, keras_hub.tokenizers.BytePairTokenizer):
-        return packings.ROBERTA
-    return packings.BERT
+            by_class.setdefault(family.tokenizer_class, family)
+    family = next((by_class[cls] for cls in type(tokenizer).__mro__ if cls in by_class), None)
+    if family is not None:
+        return family.preprocessor_class(family, tokenizer, packing=packing)
+    if packing is None:
+        bpe = isinstance(tokenizer, keras_hub.tokenizers.BytePairTokenizer)
+        packing = packings.ROBERTA if bpe else packings.BERT
+    return TextPreprocessor(None, tokenizer, packing=packing)
+
+
+def packing_of(tokenizer):
+    """The packing of `tokenizer`'s family (see `preprocessor_of`)."""
+    return preprocessor_of(tokenizer).packing
 
 
 def group_words(tf, pieces, starts):
@@ -165,17 +153,17 @@ def export_preprocessor(tokenizer, path, seq_length=128, packing=None):
     tf = require_tensorflow_backend()
 
     try:
-        packing = packings.get(packing) if packing is not None else packing_of(tokenizer)
+        preprocessor = preprocessor_of(tokenizer, packings.get(packing) if packing is not None else None)
     except ValueError as e:
         raise ExportError(str(e)) from None
+    packing = preprocessor.packing
     if not packing.in_graph:
         raise ExportError(f"packing {packing.name!r} has no in-graph form (expected one of {tuple(packings.PACKINGS)}).")
-    names = packing.special_names
-    ids = {key: _special_id(tokenizer, *names[key]) for key in ("cls", "sep", "pad")}
     try:
-        ids["mask"] = _special_id(tokenizer, *names["mask"])
-    except ExportError:
-        ids["mask"] = -1
+        ids = preprocessor.special_ids(with_mask=True)
+        starts = tf.constant(preprocessor.word_starts())
+    except ConfigError as e:
+        raise ExportError(str(e)) from None
     root = tf.Module()
     root.tokenizer = tokenizer  # tracks the tokenizer's TF resources
     for key, value in ids.items():
@@ -188,7 +176,6 @@ def export_preprocessor(tokenizer, path, seq_length=128, packing=None):
     ragged = tf.RaggedTensorSpec([None, None], tf.int32)
     ragged_words = tf.RaggedTensorSpec([None, None, None], tf.int32, ragged_rank=2)
     length = tf.TensorSpec([], tf.int32)
-    starts = tf.constant(word_starts(tokenizer))
     special = special_tokens_dict(ids, tokenizer.vocabulary_size())
 
     def tokenize_fn(texts):

@@ -61,6 +61,8 @@ class TaskMixin:
             and keras.config.backend() == "tensorflow"
             and not getattr(self, "_distribute_strategy", None)
         ):
+            # private API: Keras' own check of whether a model can be XLA-compiled (the one
+            # `jit_compile="auto"` uses); no public function exposes it.
             from keras.src.trainers.trainer import model_supports_jit
 
             return model_supports_jit(self)

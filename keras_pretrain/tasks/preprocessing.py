@@ -17,6 +17,8 @@ from keras_pretrain.errors import ConfigError
 # tab, newline, carriage return, form feed, vertical tab).
 SENTENCEPIECE_SPACE = "\u2581"
 BPE_SPACES = tuple(chr(256 + b) for b in range(33) if chr(b).isspace()) + ("\u0120",)
+# `run_squad.py`'s `is_whitespace` (BERT, ALBERT): the separators of a paragraph's words.
+SQUAD_WHITESPACE = frozenset(" \t\r\n\u202f")
 
 
 def special_id(tokenizer, *names):
@@ -73,14 +75,16 @@ class TextPreprocessor:
     Args:
         family: the `keras_pretrain.families.Family`.
         tokenizer: the family's tokenizer (an in-graph keras-hub tokenizer here).
+        packing: another packing than the family's (a tokenizer of no family: `family=None`).
     """
 
     takes_strings = True  # the serving model's inputs are strings
 
-    def __init__(self, family, tokenizer):
+    def __init__(self, family, tokenizer, packing=None):
         self.family = family
-        self.packing = family.packing
+        self.packing = packing or family.packing
         self.tokenizer = tokenizer
+        self.name = family.name if family is not None else type(tokenizer).__name__
 
     # --- special tokens and words ---------------------------------------------------------------
 
@@ -88,7 +92,7 @@ class TextPreprocessor:
         """`cls`, `sep`, `pad` (and `mask`, -1 where the vocabulary has none) ids of the tokenizer."""
         names = self.packing.special_names
         if self.tokenizer is None or not hasattr(self.tokenizer, "get_vocabulary"):
-            raise ConfigError(f"{self.family.name}: serving strings needs the model's in-graph tokenizer; "
+            raise ConfigError(f"{self.name}: serving strings needs the model's in-graph tokenizer; "
                               f"got {self.tokenizer!r}.")
         ids = {key: special_id(self.tokenizer, *names[key]) for key in ("cls", "sep", "pad")}
         if with_mask:
@@ -101,6 +105,33 @@ class TextPreprocessor:
     def word_starts(self):
         """Per vocabulary id: whether the piece begins a word (`word_starts`)."""
         return word_starts(self.tokenizer)
+
+    def words(self, text):
+        """The words of `text` with their character offsets: `[(word, start, end)]`, `text[start:end] == word`.
+
+        Words are separated by whitespace as the authors' `run_squad.py` reads a paragraph (`is_whitespace`:
+        space, tab, CR, LF and U+202F), the word level the span QA and tagging tasks align labels to.
+        """
+        result, start = [], None
+        for i, char in enumerate(text):
+            if char in SQUAD_WHITESPACE:
+                if start is not None:
+                    result.append((text[start:i], start, i))
+                start = None
+            elif start is None:
+                start = i
+        if start is not None:
+            result.append((text[start:], start, len(text)))
+        return result
+
+    def word_piece_ids(self, words):
+        """Per word, its token ids (the tokenizer on the word alone, as `run_squad.py`'s `all_doc_tokens`;
+        a byte-level BPE word after the first gets its leading space, as in running text)."""
+        import keras_hub
+
+        space = isinstance(self.tokenizer, keras_hub.tokenizers.BytePairTokenizer)
+        texts = [(" " + w if i and space else w) for i, w in enumerate(words)]
+        return token_ids(self.tokenizer, texts) if texts else []
 
     # --- fine-tuning (NumPy) -------------------------------------------------------------------------
 
@@ -185,6 +216,9 @@ class GPTTextPreprocessor(TextPreprocessor):
 
 class ElmoTextPreprocessor(TextPreprocessor):
     """ELMo: words (`split_words`; in-graph the same RE2 rule) as characters, a pair as `A ||| B`."""
+
+    def word_piece_ids(self, words):
+        raise ConfigError(f"{self.name} reads characters: a word is its own unit (no token ids).")
 
     def build_classifier(self, backbone, num_classes, pair, seed):
         return self.family.classifier_class(backbone, num_classes=num_classes), None
