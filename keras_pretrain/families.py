@@ -27,6 +27,7 @@ import importlib
 from keras_pretrain.data import packing as packings
 from keras_pretrain.errors import ConfigError
 from keras_pretrain.export import contracts
+from keras_pretrain.layers import initializers
 from keras_pretrain.layers import summaries
 
 # Pretraining kinds: one module each in keras_pretrain/pretraining/.
@@ -284,7 +285,8 @@ for _family in (
     Family("gpt", "GPTBackbone", "GPTCausalLM", "GPTClassifier", "GPTTokenizer", contract=contracts.GPT,
            packing=packings.GPT, vocabulary=BPE, kind=CAUSAL_LM, objective=CAUSAL_LM, objectives=(CAUSAL_LM,),
            casing=False, demo_config=TINY_ENCODER, huggingface=("openai-gpt",),
-           summary=summaries.SequenceSummary(summaries.ExtractToken, initializer=summaries.random_normal), preprocessor=f"{_TEXT}:GPTTextPreprocessor",
+           summary=summaries.SequenceSummary(summaries.ExtractToken, initializer=initializers.normal_kernel_initializer),
+           preprocessor=f"{_TEXT}:GPTTextPreprocessor",
            fine_tuning_optimizer=_adamw(6.25e-5, weight_decay=0.01),
            converters={**_hf("gpt"), "openai": "keras_pretrain.models.gpt.gpt_convert:convert_openai"}),
     # XLNet's head (`XLNetForSequenceClassification`, `summary_type="last"`): Dense(H, tanh) on the last
@@ -294,7 +296,7 @@ for _family in (
            objective=PERMUTATION_LM, objectives=(PERMUTATION_LM,), demo_config=TINY_ENCODER, positions=False,
            huggingface=("xlnet",),
            summary=summaries.SequenceSummary(summaries.LastToken, activation="tanh", projection="summary_dense",
-                                             projection_name="summary", initializer=summaries.random_normal),
+                                             projection_name="summary", initializer=initializers.normal_kernel_initializer),
            fine_tuning_optimizer=_adamw(2e-5, weight_decay=0.01),
            converters={**_hf("xlnet"), "tf1": "keras_pretrain.models.xlnet.xlnet_convert:convert_tf1"}),
     # ELMo: the frozen biLM's scalar mix (ElmoEmbedder) as token states, their mean over the real tokens.

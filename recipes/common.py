@@ -198,6 +198,17 @@ def check_corpus(parser, paths, flag):
                  f"{stats.invalid_utf8_lines} invalid UTF-8, {stats.overlong_lines} overlong{first})")
 
 
+def wordpiece_tokenizer(vocabulary, lowercase):
+    """BERT's WordPiece tokenizer (the ids of the original `FullTokenizer`), for `data.shards.ShardBuilder`.
+
+    A function of this importable module, so Beam sends it to its workers by name; the tokenizer's module
+    (and TensorFlow) is imported only where a tokenizer is built, not by the pipeline's launcher.
+    """
+    from keras_pretrain.models.bert.bert_tokenizer import BertTokenizer
+
+    return BertTokenizer(vocabulary=vocabulary, lowercase=lowercase)
+
+
 def write_json(path, data):
     """Writes JSON atomically (a crash never leaves a half-written file)."""
     tmp = path + ".tmp"
@@ -241,6 +252,8 @@ def _seed_states(model):
 
 
 def _global_seed_generator():
+    # private API: keras exposes no reader of its global seed generator (what unseeded `keras.random`
+    # calls draw from); its state has to be saved for a resume to draw the same numbers.
     from keras.src.backend.common import global_state
 
     return global_state.get_global_attribute("global_seed_generator")

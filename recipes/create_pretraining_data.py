@@ -195,7 +195,7 @@ def build_in_process(parser, args, start):
     from keras_pretrain.errors import ConfigError
 
     try:
-        builder = ShardBuilder(settings_from(args))
+        builder = ShardBuilder(settings_from(args), common.wordpiece_tokenizer)
     except ConfigError as e:
         parser.error(f"--vocab_file {e}")
     files = args.output_files
@@ -291,7 +291,8 @@ def build_with_beam(parser, args, beam_args, start):
     before = set(os.listdir(folder)) if folder else set()
     try:
         pipeline = beam.Pipeline(options=PipelineOptions(options))
-        static_beam.static_data(pipeline, args.input_files, settings, args.output_file, args.num_shards)
+        static_beam.static_data(pipeline, args.input_files, settings, args.output_file, args.num_shards,
+                                common.wordpiece_tokenizer)
         result = pipeline.run()
         result.wait_until_finish()
     except Exception as e:  # a worker's error (bad input with --strict, a missing file) ends the run

@@ -1,6 +1,7 @@
-"""The layering of DESIGN.md holds: imports go down (layers -> models -> data -> pretraining / distill /
-export -> hub_modules -> recipes), with no cycle between modules, and backend-specific code in `layers/`
-sits in one module."""
+"""The layering of DESIGN.md holds: imports go down (layers -> models -> tasks -> data -> pretraining /
+distill / export -> hub_modules -> recipes), with no cycle between modules, data/, tasks/ and models/ import
+nothing above them (a family's named task classes subclass the generic ones in tasks/), and backend-specific
+code in `layers/` sits in one module."""
 
 import ast
 import os
@@ -9,10 +10,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGES = ("keras_pretrain", "hub_modules")
 
 
-def modules():
+def modules(packages=PACKAGES):
     """module name -> set of the project modules it imports (at the top or inside functions)."""
     names = {}
-    for package in PACKAGES:
+    for package in packages:
         for folder, _, files in os.walk(os.path.join(ROOT, package)):
             for file in files:
                 if file.endswith(".py"):
@@ -81,6 +82,26 @@ def test_models_never_import_data_or_pretraining():
         if name.startswith("keras_pretrain.models") or name.startswith("keras_pretrain.layers"):
             bad = sorted(d for d in deps if d.startswith(("keras_pretrain.data", "keras_pretrain.pretraining",
                                                           "keras_pretrain.export", "hub_modules")))
+            assert not bad, f"{name} imports {bad}"
+
+
+def test_data_never_imports_the_layers_above_it():
+    above = ("keras_pretrain.models", "keras_pretrain.pretraining", "keras_pretrain.export",
+             "keras_pretrain.distill", "hub_modules", "recipes")
+    for name, deps in modules(PACKAGES + ("recipes",)).items():
+        if name == "keras_pretrain.data" or name.startswith("keras_pretrain.data."):
+            bad = sorted(d for d in deps if d.startswith(above))
+            assert not bad, f"{name} imports {bad}"
+
+
+def test_data_never_imports_tasks_and_tasks_never_import_what_is_above_them():
+    for name, deps in modules(PACKAGES + ("recipes",)).items():
+        if name == "keras_pretrain.data" or name.startswith("keras_pretrain.data."):
+            assert not [d for d in deps if d.startswith("keras_pretrain.tasks")], f"{name} imports tasks"
+        if name == "keras_pretrain.tasks" or name.startswith("keras_pretrain.tasks."):
+            above = ("keras_pretrain.data", "keras_pretrain.pretraining", "keras_pretrain.export",
+                     "keras_pretrain.distill", "hub_modules", "recipes")
+            bad = sorted(d for d in deps if d.startswith(above))
             assert not bad, f"{name} imports {bad}"
 
 

@@ -25,12 +25,13 @@ logger = logging.getLogger(__name__)
 class BuildShard(beam.DoFn):
     """(index, path) -> the shard's serialized records; counts as Beam counters."""
 
-    def __init__(self, settings):
+    def __init__(self, settings, make_tokenizer):
         self.settings = settings
+        self.make_tokenizer = make_tokenizer
         self.builder = None
 
     def setup(self):
-        self.builder = ShardBuilder(self.settings)
+        self.builder = ShardBuilder(self.settings, self.make_tokenizer)
 
     def process(self, element):
         index, path = element
@@ -66,7 +67,7 @@ def output_layout(pattern, num_shards):
     return pattern[:first], template, pattern[last:]
 
 
-def static_data(pipeline, files, settings, pattern, num_shards):
+def static_data(pipeline, files, settings, pattern, num_shards, make_tokenizer):
     """Add the pipeline: shards -> records -> `num_shards` TFRecord files named by `pattern`.
 
     Args:
@@ -76,6 +77,7 @@ def static_data(pipeline, files, settings, pattern, num_shards):
         pattern: output pattern (see `output_layout`).
         num_shards: int; 0 lets the runner choose: each bundle's records are written by the worker that built
             them (no regrouping of the records through the runner's shuffle; as many files as bundles).
+        make_tokenizer: builds each worker's WordPiece tokenizer (see `shards.ShardBuilder`); picklable.
 
     Returns:
         The `WriteToTFRecord` result (the written file names).
@@ -85,7 +87,7 @@ def static_data(pipeline, files, settings, pattern, num_shards):
         pipeline
         | "Shards" >> beam.Create(list(enumerate(files)))
         | "Spread" >> beam.Reshuffle()
-        | "Build" >> beam.ParDo(BuildShard(settings))
+        | "Build" >> beam.ParDo(BuildShard(settings, make_tokenizer))
         | "Write" >> beam.io.WriteToTFRecord(prefix, file_name_suffix=suffix, num_shards=num_shards,
                                               shard_name_template=template)
     )

@@ -104,13 +104,6 @@ class ShardResult:
         return out
 
 
-def build_tokenizer(vocab_file, lowercase):
-    """The WordPiece tokenizer of the original script (ids equal `FullTokenizer`'s)."""
-    from keras_pretrain.models.bert.bert_tokenizer import BertTokenizer
-
-    return BertTokenizer(vocabulary=vocab_file, lowercase=lowercase)
-
-
 def build_masking(settings, vocabulary, tokenize):
     """The masking strategy of `settings` (jieba and the knowledge lexicons read here)."""
     kwargs = dict(rate=settings.masked_lm_prob, max_predictions=settings.max_predictions_per_seq,
@@ -141,19 +134,23 @@ class ShardBuilder:
 
     Args:
         settings: `StaticDataSettings`.
+        make_tokenizer: builds the WordPiece tokenizer, called here as
+            `make_tokenizer(vocabulary=settings.vocab_file, lowercase=settings.lowercase)`; the original
+            script's ids are `keras_pretrain.models.bert.BertTokenizer`'s (the recipe passes
+            `recipes.common.wordpiece_tokenizer`, which Beam sends to its workers by name).
 
     Example:
-    >>> builder = ShardBuilder(StaticDataSettings("vocab.txt", dupe_factor=5))
+    >>> builder = ShardBuilder(StaticDataSettings("vocab.txt", dupe_factor=5), BertTokenizer)
     >>> result = builder.build(0, "corpus/part-000.txt")
     >>> len(result.records), result.stats.documents
     """
 
-    def __init__(self, settings):
+    def __init__(self, settings, make_tokenizer):
         from keras_pretrain.data.pipeline import tokenizer_vocabulary
         from keras_pretrain.data.tfrecords import InstanceSerializer
 
         self.settings = settings
-        self.tokenizer = build_tokenizer(settings.vocab_file, settings.lowercase)
+        self.tokenizer = make_tokenizer(vocabulary=settings.vocab_file, lowercase=settings.lowercase)
         self.vocabulary = tokenizer_vocabulary(self.tokenizer)
         missing = [t for t in ("[CLS]", "[SEP]", "[MASK]") if t not in self.vocabulary]
         if missing:

@@ -16,14 +16,13 @@ import numpy as np
 
 from keras_pretrain.data.corpus import read_documents
 from keras_pretrain.errors import ConfigError
-from keras_pretrain.models.elmo.elmo_tokenizer import BOS_TOKEN
-from keras_pretrain.models.elmo.elmo_tokenizer import EOS_TOKEN
-from keras_pretrain.models.elmo.elmo_tokenizer import MAX_CHARACTERS
-from keras_pretrain.models.elmo.elmo_tokenizer import SPECIAL_TOKENS
-from keras_pretrain.models.elmo.elmo_tokenizer import UNK_TOKEN
-from keras_pretrain.models.elmo.elmo_tokenizer import ElmoCharacterMapper
-from keras_pretrain.models.elmo.elmo_tokenizer import split_words
-
+from keras_pretrain.text import BOS_TOKEN
+from keras_pretrain.text import EOS_TOKEN
+from keras_pretrain.text import MAX_CHARACTERS
+from keras_pretrain.text import SPECIAL_TOKENS
+from keras_pretrain.text import UNK_TOKEN
+from keras_pretrain.text import graph_character_ids
+from keras_pretrain.text import split_words
 
 
 def _sentences(paths, lowercase, sentence_split):
@@ -117,7 +116,7 @@ def elmo_pretraining_dataset(
     """A batched `tf.data.Dataset` of `ElmoBiLM` features.
 
     Each element is a dict: `char_ids` int32 (B, seq_length, max_characters)
-    (computed in-graph by `ElmoCharacterMapper`), `token_ids`,
+    (computed in-graph as `ElmoCharacterMapper` does: `graph_character_ids`), `token_ids`,
     `next_token_ids`, `previous_token_ids` int32 (B, seq_length).
     `ElmoBiLM.fit(dataset)` consumes it directly on every backend.
 
@@ -135,9 +134,6 @@ def elmo_pretraining_dataset(
     import tensorflow as tf
 
     words, token_ids = elmo_examples(paths, vocabulary, seq_length, lowercase, sentence_split)
-    mapper = ElmoCharacterMapper(
-        max_characters=max_characters, add_sentence_boundaries=True, sequence_length=seq_length
-    )
     dataset = tf.data.Dataset.from_tensor_slices(
         {"words": tf.constant(words.tolist(), dtype=tf.string), "token_ids": token_ids}
     )
@@ -152,7 +148,7 @@ def elmo_pretraining_dataset(
         real = tf.cast(ids != 0, ids.dtype)
         zeros = tf.zeros_like(ids[:, :1])
         return {
-            "char_ids": mapper(batch["words"]),
+            "char_ids": graph_character_ids(batch["words"], max_characters, sequence_length=seq_length),
             "token_ids": ids,
             "next_token_ids": tf.concat([ids[:, 1:], zeros], axis=1) * real,
             "previous_token_ids": tf.concat([zeros, ids[:, :-1]], axis=1) * real,

@@ -374,11 +374,12 @@ def get(contract):
     """The `Contract` object of `contract` (an object, or a name as metadata.json stores it)."""
     if isinstance(contract, Contract):
         return contract
-    if contract not in CONTRACTS:
+    try:
+        return CONTRACTS[contract]
+    except KeyError:
         from keras_pretrain.errors import ConfigError
 
-        raise ConfigError(f"unknown module contract {contract!r}; known: {sorted(CONTRACTS)}.")
-    return CONTRACTS[contract]
+        raise ConfigError(f"unknown module contract {contract!r}; known: {sorted(CONTRACTS)}.") from None
 
 
 def elmo_outputs(backbone, char_ids, scalar_mix, training=None):

@@ -16,10 +16,15 @@ import sys
 
 
 def main():
-    import tensorflow_text  # noqa: F401  (registers the ops)
-    from tensorflow.python.tools.saved_model_cli import main as cli_main
+    from importlib.metadata import entry_points
 
-    return cli_main()
+    import tensorflow_text  # noqa: F401  (registers the ops)
+
+    # TensorFlow's published `saved_model_cli` command (its console-script entry point), not its module path.
+    command = next(iter(entry_points(group="console_scripts", name="saved_model_cli")), None)
+    if command is None:
+        sys.exit("TensorFlow's saved_model_cli command is not installed (pip install tensorflow).")
+    return command.load()()
 
 
 if __name__ == "__main__":

@@ -19,6 +19,8 @@ import dataclasses
 import keras
 from keras import ops
 
+from keras_pretrain.layers.initializers import kernel_initializer
+
 
 class Summary(keras.layers.Layer):
     """Base of the summary layers: `call(outputs, padding_mask)` -> [B, H] from the backbone's outputs dict
@@ -84,16 +86,6 @@ class MaskedMean(Summary):
         return masked_mean(outputs["sequence_output"], padding_mask)
 
 
-def truncated_normal(stddev):
-    """BERT's initializer (`truncated_normal_initializer(initializer_range)`)."""
-    return keras.initializers.TruncatedNormal(stddev=stddev)
-
-
-def random_normal(stddev):
-    """XLNet's and GPT-1's initializer (`normal(0, initializer_range)`)."""
-    return keras.initializers.RandomNormal(stddev=stddev)
-
-
 @dataclasses.dataclass(frozen=True)
 class SequenceSummary:
     """A family's sentence-level reading of its backbone: the summary layer and what follows it.
@@ -111,7 +103,8 @@ class SequenceSummary:
             saved files: RoBERTa `head_dense`, XLNet `summary_dense` / "summary").
         output_dropout_name: the attribute and layer name of the dropout before the output layer.
         initializer: the dense layers' kernel initializer, called with the backbone's `initializer_range`
-            (`truncated_normal`, `random_normal`; None: Keras' default, Glorot uniform).
+            (`keras_pretrain.layers.initializers`: BERT's truncated normal by default, XLNet's and GPT-1's
+            `normal_kernel_initializer`; None: Keras' default, Glorot uniform).
     """
 
     layer: type
@@ -121,7 +114,7 @@ class SequenceSummary:
     dropout: float = 0.1
     projection: str = "head_dense"
     projection_name: str = None
-    initializer: object = truncated_normal
+    initializer: object = kernel_initializer
 
     def kernel_initializer(self, backbone):
         if self.initializer is None:

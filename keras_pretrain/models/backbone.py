@@ -1,6 +1,5 @@
 """Base classes of every keras_pretrain backbone."""
 
-import inspect
 import numbers
 import os
 
@@ -32,7 +31,7 @@ def check_sizes(model, num_heads, hidden_dim, **sizes):
 
 
 class PresetMixin:
-    """Published configurations: `preset_configs`, `from_preset`, `_config()`.
+    """Published configurations: `preset_configs`, `from_preset`.
 
     Subclasses set `preset_configs`, a dict `name -> {"config": {...},
     "description": str, ...}` (metadata only, no weights). `from_preset(name)`
@@ -64,49 +63,31 @@ class PresetMixin:
     def preset_names(cls):
         return sorted(cls.preset_configs)
 
+    def _keep_config(self, **arguments):
+        """Keeps constructor arguments as attributes of the same names: the config.
+
+        Each backbone ends its `__init__` with one call under `# === Config ===` that names every
+        argument its config holds (`self._keep_config(hidden_dim=hidden_dim, ...)`); a subclass adds its
+        own with a second call. `get_config` writes them, in that order.
+        """
+        for name, value in arguments.items():
+            setattr(self, name, value)
+        self._config_names = tuple(getattr(self, "_config_names", ())) + tuple(arguments)
+
+    def _kept_config(self):
+        """The arguments `_keep_config` kept, read back from their attributes."""
+        return {name: getattr(self, name) for name in self._config_names}
+
     def get_config(self):
         config = super().get_config()
-        config.update(self._config())
+        config.update(self._kept_config())
         return config
-
-    @classmethod
-    def _argument_names(cls):
-        """The named constructor arguments of `cls` and of its bases up to this class.
-
-        Base classes first, in signature order; `self`, `dtype`, `*args` and
-        `**kwargs` left out (so are Keras' own classes: `inputs`, `outputs`).
-        """
-        names = []
-        for klass in reversed(cls.__mro__):
-            init = klass.__dict__.get("__init__")
-            if init is None or not issubclass(klass, PresetMixin):
-                continue
-            for name, param in inspect.signature(init).parameters.items():
-                plain = param.kind in (param.POSITIONAL_OR_KEYWORD, param.KEYWORD_ONLY)
-                if plain and name not in ("self", "dtype") and name not in names:
-                    names.append(name)
-        return names
-
-    def _record_config(self, arguments):
-        """Keeps the constructor arguments as attributes (what `get_config` writes).
-
-        `arguments`: `locals()` of the `__init__` calling it; the entries named
-        like a constructor argument (`_argument_names()`) become attributes.
-        """
-        for name in self._argument_names():
-            if name in arguments:
-                setattr(self, name, arguments[name])
-
-    def _config(self):
-        """The constructor arguments, read back from the attributes of the same names.
-
-        Classes that call `_record_config` get this for free; others override.
-        """
-        return {name: getattr(self, name) for name in self._argument_names()}
 
 
 def _load_preset_folder(cls, preset, load_weights, kwargs):
     """keras-hub's preset loader, for backbones that are not keras-hub `Backbone`s."""
+    # private API: keras-hub loads preset folders publicly only in `Backbone.from_preset`, which raises a
+    # bare ValueError for a folder of another class; the loader lets us check the class first.
     from keras_hub.src.utils.preset_utils import get_preset_loader
 
     loader = get_preset_loader(preset)
@@ -239,11 +220,10 @@ class TransformerBackbone(Backbone):
     (`_embedding_layers`: token, position and segment embeddings summed,
     LayerNorm, dropout), the embedding sum (`_embedding_parts`, `_embed`),
     the stack of blocks with one output per layer and the optional pooler
-    (`_encode`), and the config (`_record_config(locals())` keeps the
-    constructor arguments, `get_config` writes them back). A family's
-    `__init__` builds its layers with these helpers, calls
-    `super().__init__(inputs=..., outputs=self._encode(inputs))` and
-    overrides only what differs.
+    (`_encode`). A family's `__init__` builds its layers with these helpers,
+    calls `super().__init__(inputs=..., outputs=self._encode(inputs))`,
+    names the arguments of its config in `_keep_config(...)` and overrides
+    only what differs.
 
     Layer and attribute names (`token_embedding`, `position_embedding`,
     `segment_embedding`, `embeddings_add`, `embeddings_layer_norm`,
@@ -377,10 +357,9 @@ class SubclassedBackbone(PresetMixin, keras.Model):
         self._token_embedding = value
 
     def save_to_preset(self, preset_dir, max_shard_size=10):
-        """A keras-hub preset folder (config.json + weights), as `Backbone.save_to_preset`."""
-        from keras_hub.src.utils.preset_utils import get_preset_saver
-
-        get_preset_saver(preset_dir).save_backbone(self, max_shard_size=max_shard_size)
+        """A keras-hub preset folder (config.json + weights): keras-hub's own `Backbone.save_to_preset`,
+        which needs only the config and the weights."""
+        keras_hub.models.Backbone.save_to_preset(self, preset_dir, max_shard_size=max_shard_size)
 
     def get_config(self):
         config = {
@@ -388,7 +367,7 @@ class SubclassedBackbone(PresetMixin, keras.Model):
             "trainable": self.trainable,
             "dtype": keras.dtype_policies.serialize(self.dtype_policy),
         }
-        config.update(self._config())
+        config.update(self._kept_config())
         return config
 
     @classmethod

@@ -11,7 +11,8 @@ build the tokenizer from its files and choose its casing
 (`keras_pretrain.casing`, printed). This module does that once; each
 `<family>_convert.py` writes only its spec: the config-key mapping, the
 weight-name maps and placing, its heads, its tokenizer files, and anything
-special to it (hooks `prepare` and `after_load`).
+special to it (hooks `prepare` and `after_load`). The BERT config format,
+which the ALBERT, ERNIE and RoBERTa releases extend, is read here too.
 """
 
 import dataclasses
@@ -23,9 +24,46 @@ from typing import Optional
 from keras_pretrain.casing import choose_lowercase
 from keras_pretrain.checkpoints.huggingface import hf_loader
 from keras_pretrain.checkpoints.huggingface import read_json
+from keras_pretrain.checkpoints.huggingface import require
+from keras_pretrain.layers.activations import translate_activation
 
 CONFIG = "config.json"
 TOKENIZER_CONFIG = "tokenizer_config.json"
+
+
+BERT_CONFIG_KEYS = (
+    "vocab_size",
+    "hidden_size",
+    "num_hidden_layers",
+    "num_attention_heads",
+    "intermediate_size",
+    "max_position_embeddings",
+    "type_vocab_size",
+)
+
+
+def bert_style_config(config, source, activations):
+    """A BERT-style config dict (HF or Google) -> `BertBackbone` kwargs.
+
+    `activations`: the source's activation names (`HF_ACTIVATIONS`,
+    `TF1_ACTIVATIONS`); ALBERT, ERNIE and RoBERTa add their own keys.
+    """
+    require(config, BERT_CONFIG_KEYS, source)
+    return {
+        "vocabulary_size": config["vocab_size"],
+        "num_layers": config["num_hidden_layers"],
+        "num_heads": config["num_attention_heads"],
+        "hidden_dim": config["hidden_size"],
+        "intermediate_dim": config["intermediate_size"],
+        "dropout": config.get("hidden_dropout_prob", 0.1),
+        "max_sequence_length": config["max_position_embeddings"],
+        "num_segments": config["type_vocab_size"],
+        "activation": translate_activation(
+            config.get("hidden_act", "gelu"), activations, source
+        ),
+        "layer_norm_epsilon": config.get("layer_norm_eps", 1e-12),
+        "initializer_range": config.get("initializer_range", 0.02),
+    }
 
 
 @dataclasses.dataclass(frozen=True)

@@ -71,6 +71,8 @@ class MaskedLMPretrainer(TaskMixin, keras_hub.models.MaskedLM):
         backbone_features(features): the backbone's inputs from a feature dict.
     """
 
+    preprocessor_cls = None  # keras-hub's `from_preset` builds no preprocessor for it
+
     xla_on_cpu = True
     last_block_at_predictions = True
     sentence_output = "nsp"

@@ -276,8 +276,14 @@ def backbone_inputs(backbone, features):
     Missing `segment_ids` / `task_type_ids` default to zeros (one segment,
     task 0). Works inside tf.data graphs and on NumPy arrays.
     """
+    return pick_inputs(backbone.input, features)
+
+
+def pick_inputs(names, features):
+    """The inputs `names` picked from a feature dict (any alias; missing `segment_ids` / `task_type_ids`
+    are zeros). Works inside tf.data graphs and on NumPy arrays."""
     x = {}
-    for name in backbone.input:
+    for name in names:
         aliases = INPUT_ALIASES.get(name, (name,))
         if any(a in features for a in aliases):
             x[name] = feature(features, *aliases)

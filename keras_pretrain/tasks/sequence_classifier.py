@@ -6,11 +6,8 @@ from keras import ops
 
 from keras_pretrain.losses import classification_loss
 from keras_pretrain.models.backbone import int_inputs
-from keras_pretrain.models.task import INPUT_ALIASES
-from keras_pretrain.models.task import TOKEN_IDS
 from keras_pretrain.models.task import TaskMixin
-from keras_pretrain.models.task import feature
-from keras_pretrain.models.task import ones_like
+from keras_pretrain.models.task import pick_inputs
 
 # The inputs of a subclassed backbone (no symbolic inputs to read: XLNet's).
 ENCODER_INPUTS = ("token_ids", "segment_ids", "padding_mask")
@@ -149,16 +146,7 @@ class SequenceClassifier(TaskMixin, keras_hub.models.TextClassifier):
 
     def pick_inputs(self, features):
         """The task's inputs from a feature dict (any alias; missing segment / task ids are zeros)."""
-        x = {}
-        for name in self.input:
-            aliases = INPUT_ALIASES.get(name, (name,))
-            if any(a in features for a in aliases):
-                x[name] = feature(features, *aliases)
-            elif name in ("segment_ids", "task_type_ids"):
-                x[name] = ones_like(feature(features, *TOKEN_IDS), "int32") * 0
-            else:
-                feature(features, *aliases)  # raises, naming what is missing
-        return x
+        return pick_inputs(self.input, features)
 
     def default_optimizer(self):
         from keras_pretrain import families

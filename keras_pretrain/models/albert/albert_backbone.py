@@ -3,12 +3,12 @@
 import keras
 
 from keras_pretrain.errors import ConfigError
+from keras_pretrain.layers.initializers import kernel_initializer
 from keras_pretrain.models.backbone import TransformerBackbone
 from keras_pretrain.models.backbone import check_sizes
 from keras_pretrain.models.backbone import int_inputs
 from keras_pretrain.models.backbone import pooler
 from keras_pretrain.models.backbone import transformer_blocks
-from keras_pretrain.models.bert.bert_backbone import bert_kernel_initializer
 
 
 def group_of_layer(layer_index, num_layers, num_groups):
@@ -108,7 +108,7 @@ class AlbertBackbone(TransformerBackbone):
             )
 
         # === Layers ===
-        init = lambda: bert_kernel_initializer(initializer_range)  # noqa: E731
+        init = lambda: kernel_initializer(initializer_range)  # noqa: E731
         # BERT's embedding layers at width E, then the E -> H projection.
         self._embedding_layers(
             vocabulary_size, embedding_dim, max_sequence_length, dropout, init, dtype,
@@ -136,7 +136,13 @@ class AlbertBackbone(TransformerBackbone):
         super().__init__(inputs=inputs, outputs=self._encode(inputs), dtype=dtype, **kwargs)
 
         # === Config ===
-        self._record_config(locals())
+        self._keep_config(
+            vocabulary_size=vocabulary_size, num_layers=num_layers, num_heads=num_heads, hidden_dim=hidden_dim,
+            intermediate_dim=intermediate_dim, embedding_dim=embedding_dim, num_groups=num_groups,
+            num_inner_repetitions=num_inner_repetitions, dropout=dropout, max_sequence_length=max_sequence_length,
+            num_segments=num_segments, activation=activation, layer_norm_epsilon=layer_norm_epsilon,
+            initializer_range=initializer_range,
+        )
 
     def _embed(self, inputs):
         return self.embeddings_projection(super()._embed(inputs))

@@ -21,15 +21,14 @@ from keras_pretrain.errors import ConfigError
 from keras_pretrain.layers.activations import HF_ACTIVATIONS
 from keras_pretrain.layers.activations import TF1_ACTIVATIONS
 from keras_pretrain.models import conversion
-from keras_pretrain.models.bert import bert_convert
-from keras_pretrain.models.bert.bert_convert import load_embeddings
-from keras_pretrain.models.bert.bert_convert import load_tf1_heads
+from keras_pretrain.models.block_weights import load_bert_embeddings
+from keras_pretrain.models.block_weights import load_bert_heads
 from keras_pretrain.models.block_weights import load_dense
 from keras_pretrain.models.block_weights import load_masked_lm_head
 from keras_pretrain.models.block_weights import load_transformer_encoder
 
 # BERT's keys plus the embedding size (in the order errors list missing ones).
-ALBERT_CONFIG_KEYS = bert_convert.BERT_CONFIG_KEYS[:1] + ("embedding_size",) + bert_convert.BERT_CONFIG_KEYS[1:]
+ALBERT_CONFIG_KEYS = conversion.BERT_CONFIG_KEYS[:1] + ("embedding_size",) + conversion.BERT_CONFIG_KEYS[1:]
 
 
 def backbone_config(config, source, activations):
@@ -47,7 +46,7 @@ def backbone_config(config, source, activations):
                 f"{source}: {key}={config[key]!r} is not supported (only the "
                 f"standard ALBERT network, {key}={default})."
             )
-    kwargs = bert_convert.backbone_config(config, source, activations)
+    kwargs = conversion.bert_style_config(config, source, activations)
     kwargs.update(
         embedding_dim=config["embedding_size"],
         num_groups=config.get("num_hidden_groups", 1),
@@ -108,7 +107,7 @@ def block_scope(layout, p, g, i):
 def load_backbone(backbone, loader, layout, p):
     """BERT's embeddings, the projection to the hidden size, the shared groups, the pooler."""
     names = BLOCK_NAMES[layout]
-    load_embeddings(backbone, loader, layout, layout.scope(p, "embeddings"))
+    load_bert_embeddings(backbone, loader, layout, layout.scope(p, "embeddings"))
     load_dense(loader, backbone.embeddings_projection,
                *layout.dense(p, "encoder/embedding_hidden_mapping_in"), layout.linear)
     for g, i, block in each_block(backbone):
@@ -124,6 +123,11 @@ def load_backbone(backbone, loader, layout, p):
 
 def load_tf1_backbone(backbone, loader):
     load_backbone(backbone, loader, TF1, "bert/")
+
+
+def load_tf1_heads(pretrainer, loader):
+    """BERT's heads and names (`cls/predictions`; the SOP head is `cls/seq_relationship`)."""
+    load_bert_heads(pretrainer, loader, TF1)
 
 
 # --- Hugging Face ----------------------------------------------------------

@@ -31,7 +31,6 @@ class AlbertPretrainer(BertPretrainer):
     """
 
     backbone_cls = AlbertBackbone
-    preprocessor_cls = None
 
     sentence_output = "sop"
     sentence_label = "next_sentence_labels"

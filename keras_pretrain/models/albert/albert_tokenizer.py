@@ -28,9 +28,9 @@ Special ids of the published vocabulary: `<pad>`=0, `<unk>`=1, `[CLS]`=2,
 
 import keras
 import keras_hub
-from keras_hub.src.utils.tensor_utils import preprocessing_function
 
-from keras_pretrain.models.bert.bert_tokenizer import PresetPreprocessorMixin
+from keras_pretrain.models.preprocessing import PresetPreprocessorMixin
+from keras_pretrain.models.preprocessing import preprocessing_function
 from keras_pretrain.models.sentencepiece_text import COMBINING
 from keras_pretrain.models.sentencepiece_text import ReloadsSentencePiece
 from keras_pretrain.models.sentencepiece_text import _tf

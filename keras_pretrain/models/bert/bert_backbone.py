@@ -2,16 +2,13 @@
 
 import keras
 
+from keras_pretrain.layers.initializers import kernel_initializer
 from keras_pretrain.models.backbone import TransformerBackbone
 from keras_pretrain.models.backbone import check_sizes
 from keras_pretrain.models.backbone import embedding
 from keras_pretrain.models.backbone import int_inputs
 from keras_pretrain.models.backbone import pooler
 from keras_pretrain.models.backbone import transformer_blocks
-
-
-def bert_kernel_initializer(stddev=0.02):
-    return keras.initializers.TruncatedNormal(stddev=stddev)
 
 
 @keras.saving.register_keras_serializable(package="keras_pretrain")
@@ -84,7 +81,7 @@ class BertBackbone(TransformerBackbone):
         check_sizes(self, vocabulary_size=vocabulary_size, num_layers=num_layers, num_heads=num_heads,
                     hidden_dim=hidden_dim, intermediate_dim=intermediate_dim, max_sequence_length=max_sequence_length)
         # === Layers ===
-        init = lambda: bert_kernel_initializer(initializer_range)  # noqa: E731
+        init = lambda: kernel_initializer(initializer_range)  # noqa: E731
         self._embedding_layers(
             vocabulary_size, hidden_dim, max_sequence_length, dropout, init, dtype,
             num_segments=num_segments, layer_norm_epsilon=layer_norm_epsilon,
@@ -107,7 +104,12 @@ class BertBackbone(TransformerBackbone):
         super().__init__(inputs=inputs, outputs=self._encode(inputs), dtype=dtype, **kwargs)
 
         # === Config ===
-        self._record_config(locals())
+        self._keep_config(
+            vocabulary_size=vocabulary_size, num_layers=num_layers, num_heads=num_heads, hidden_dim=hidden_dim,
+            intermediate_dim=intermediate_dim, dropout=dropout, max_sequence_length=max_sequence_length,
+            num_segments=num_segments, activation=activation, layer_norm_epsilon=layer_norm_epsilon,
+            initializer_range=initializer_range, num_task_types=num_task_types,
+        )
 
     def _embedding_parts(self, inputs):
         """Token, position, segment (and task-type) embeddings."""

@@ -2,7 +2,9 @@
 
 Both layouts name the same network the same way up to spelling (see
 `keras_pretrain.checkpoints.names`): one placing function per part serves
-both, and ERNIE and RoBERTa (the same blocks) reuse it.
+both. The config format and the placing are BERT's layout, which ALBERT,
+ERNIE and RoBERTa share: `keras_pretrain.models.conversion.bert_style_config`
+and `keras_pretrain.models.block_weights.load_bert_*`.
 """
 
 import os
@@ -10,106 +12,27 @@ import os
 from keras_pretrain.casing import choose_lowercase
 from keras_pretrain.casing import guess_lowercase  # noqa: F401 - re-exported
 from keras_pretrain.checkpoints.huggingface import read_json
-from keras_pretrain.checkpoints.huggingface import require
 from keras_pretrain.checkpoints.names import HF
 from keras_pretrain.checkpoints.names import TF1
-from keras_pretrain.checkpoints.names import bert_block_names
 from keras_pretrain.checkpoints.names import find_file
 from keras_pretrain.checkpoints.names import hf_norm  # noqa: F401 - re-exported
 from keras_pretrain.checkpoints.names import hf_prefix
-from keras_pretrain.checkpoints.weights import torch_linear
 from keras_pretrain.layers.activations import HF_ACTIVATIONS
 from keras_pretrain.layers.activations import TF1_ACTIVATIONS
-from keras_pretrain.layers.activations import translate_activation
 from keras_pretrain.models import conversion
-from keras_pretrain.models.block_weights import load_dense
-from keras_pretrain.models.block_weights import load_layer_norm
-from keras_pretrain.models.block_weights import load_masked_lm_head
-from keras_pretrain.models.block_weights import load_transformer_encoder
-
-BERT_CONFIG_KEYS = (
-    "vocab_size",
-    "hidden_size",
-    "num_hidden_layers",
-    "num_attention_heads",
-    "intermediate_size",
-    "max_position_embeddings",
-    "type_vocab_size",
-)
-
-
-def backbone_config(config, source, activations):
-    """A BERT-style config dict (HF or Google) -> `BertBackbone` kwargs."""
-    require(config, BERT_CONFIG_KEYS, source)
-    return {
-        "vocabulary_size": config["vocab_size"],
-        "num_layers": config["num_hidden_layers"],
-        "num_heads": config["num_attention_heads"],
-        "hidden_dim": config["hidden_size"],
-        "intermediate_dim": config["intermediate_size"],
-        "dropout": config.get("hidden_dropout_prob", 0.1),
-        "max_sequence_length": config["max_position_embeddings"],
-        "num_segments": config["type_vocab_size"],
-        "activation": translate_activation(
-            config.get("hidden_act", "gelu"), activations, source
-        ),
-        "layer_norm_epsilon": config.get("layer_norm_eps", 1e-12),
-        "initializer_range": config.get("initializer_range", 0.02),
-    }
-
-
-# --- Placing (both layouts) --------------------------------------------------
-
-
-def load_embeddings(backbone, loader, layout, e):
-    """Word, position and token-type tables and their LayerNorm under `e`.
-
-    BERT, ALBERT, ERNIE and RoBERTa (whose position table is a plain
-    `Embedding`) name them alike.
-    """
-    loader.assign(backbone.token_embedding.embeddings, layout.embedding(e, "word_embeddings"))
-    position = backbone.position_embedding
-    table = position.position_embeddings if hasattr(position, "position_embeddings") else position.embeddings
-    loader.assign(table, layout.embedding(e, "position_embeddings"))
-    loader.assign(backbone.segment_embedding.embeddings, layout.embedding(e, "token_type_embeddings"))
-    load_layer_norm(loader, backbone.embeddings_layer_norm, *layout.norm(loader, e, "LayerNorm"))
-
-
-def load_backbone(backbone, loader, layout, p):
-    """A BERT-style backbone (embeddings, `encoder/layer_i`, pooler) under `p`."""
-    load_embeddings(backbone, loader, layout, layout.scope(p, "embeddings"))
-    for i, layer in enumerate(backbone.transformer_layers):
-        block = layout.scope(p, layout.item("encoder/layer", i))
-        load_transformer_encoder(loader, layer, bert_block_names(loader, layout, block), layout.linear)
-    if backbone.pooled_dense is not None:  # RoBERTa's is optional
-        load_dense(loader, backbone.pooled_dense, *layout.dense(p, "pooler/dense"), layout.linear)
-
-
-def load_heads(pretrainer, loader, layout):
-    """The masked-LM and next-sentence heads (`cls/predictions`, `cls/seq_relationship`)."""
-    t = layout.scope("", "cls/predictions/transform")
-    bias = "cls/predictions/bias" if layout is HF else "cls/predictions/output_bias"
-    load_masked_lm_head(
-        loader, pretrainer.masked_lm_head, *layout.dense(t, "dense"),
-        *layout.norm(loader, t, "LayerNorm"), layout.name("", bias), layout.linear,
-    )
-    if pretrainer.sentence_head is not None:
-        if layout is HF:
-            names = layout.dense("", "cls/seq_relationship")
-        else:  # output_weights is [2, H]: the transpose of a Dense kernel.
-            names = ("cls/seq_relationship/output_weights", "cls/seq_relationship/output_bias")
-        load_dense(loader, pretrainer.sentence_head, *names, torch_linear)
+from keras_pretrain.models.block_weights import load_bert_encoder
+from keras_pretrain.models.block_weights import load_bert_heads
 
 
 # --- Hugging Face ----------------------------------------------------------
 
 
 def load_hf_backbone(backbone, loader, model_prefix="bert."):
-    load_backbone(backbone, loader, HF, hf_prefix(loader, model_prefix))
+    load_bert_encoder(backbone, loader, HF, hf_prefix(loader, model_prefix))
 
 
 def load_hf_heads(pretrainer, loader):
-    load_heads(pretrainer, loader, HF)
+    load_bert_heads(pretrainer, loader, HF)
 
 
 def load_hf_pretrainer(pretrainer, loader, model_prefix="bert."):
@@ -130,7 +53,7 @@ def hf_config(folder):
 
 
 def hf_backbone_config(config, source):
-    return backbone_config(config, source, HF_ACTIVATIONS)
+    return conversion.bert_style_config(config, source, HF_ACTIVATIONS)
 
 
 def wordpiece_tokenizer(paths, lowercase, options):
@@ -157,15 +80,15 @@ HF_SPEC = conversion.HFSpec(
 
 
 def load_tf1_backbone(backbone, loader):
-    load_backbone(backbone, loader, TF1, "bert/")
+    load_bert_encoder(backbone, loader, TF1, "bert/")
 
 
 def load_tf1_heads(pretrainer, loader):
-    load_heads(pretrainer, loader, TF1)
+    load_bert_heads(pretrainer, loader, TF1)
 
 
 def tf1_config(path):
-    return backbone_config(read_json(path), path, TF1_ACTIVATIONS)
+    return conversion.bert_style_config(read_json(path), path, TF1_ACTIVATIONS)
 
 
 # --- Entry points (registered in keras_pretrain.convert) --------------------

@@ -38,7 +38,6 @@ class BertPretrainer(MaskedLMPretrainer):
     """
 
     backbone_cls = BertBackbone
-    preprocessor_cls = None
 
     default_sentence_head = True
 

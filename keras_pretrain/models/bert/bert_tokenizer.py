@@ -29,9 +29,15 @@ vocabulary.)
 
 import keras
 import keras_hub
+
+# private API: keras-hub's WordPiece splitting (special tokens kept whole, CJK and punctuation split) has no
+# public form; `_tokenize_tf` below runs it after BERT's own normalisation.
 from keras_hub.src.tokenizers.word_piece_tokenizer import get_special_tokens_pattern
+# private API: as above (the pre-tokenizer of keras-hub's `WordPieceTokenizer`).
 from keras_hub.src.tokenizers.word_piece_tokenizer import pretokenize
-from keras_hub.src.utils.tensor_utils import preprocessing_function
+
+from keras_pretrain.models.preprocessing import PresetPreprocessorMixin
+from keras_pretrain.models.preprocessing import preprocessing_function
 
 try:
     import tensorflow as tf
@@ -129,39 +135,6 @@ class BertTokenizer(keras_hub.models.BertTokenizer):
         config = super().get_config()
         config["lowercase"] = self.bert_lowercase
         return config
-
-
-def preset_sequence_length(preset):
-    """The backbone's `max_sequence_length` in a preset folder (None if it has none)."""
-    from keras_hub.src.utils.preset_utils import get_preset_loader
-
-    config = get_preset_loader(preset).config
-    return (config.get("config") or {}).get("max_sequence_length")
-
-
-class PresetPreprocessorMixin:
-    """`from_preset` for our preprocessors: the model's own length by default.
-
-    keras-hub builds a preprocessor from a preset that holds no
-    `preprocessor.json` with its class default (`sequence_length=512`), and
-    looks for a keras-hub subclass matching the backbone class (there is none
-    for our backbones). Here the preprocessor is built from the preset's
-    tokenizer with `sequence_length` = the backbone's `max_sequence_length`
-    (its position count), unless given; a saved `preprocessor.json` keeps
-    its own length.
-    """
-
-    @classmethod
-    def from_preset(cls, preset, config_file="preprocessor.json", **kwargs):
-        from keras_hub.src.utils.preset_utils import check_file_exists
-        from keras_hub.src.utils.preset_utils import get_preset_loader
-
-        loader = get_preset_loader(preset)
-        if "sequence_length" not in kwargs and not check_file_exists(preset, config_file):
-            length = preset_sequence_length(preset)
-            if length:
-                kwargs["sequence_length"] = int(length)
-        return loader.load_preprocessor(cls, config_file, **kwargs)
 
 
 @keras.saving.register_keras_serializable(package="keras_pretrain")

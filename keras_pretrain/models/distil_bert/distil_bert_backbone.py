@@ -2,11 +2,11 @@
 
 import keras
 
+from keras_pretrain.layers.initializers import kernel_initializer
 from keras_pretrain.models.backbone import TransformerBackbone
 from keras_pretrain.models.backbone import check_sizes
 from keras_pretrain.models.backbone import int_inputs
 from keras_pretrain.models.backbone import transformer_blocks
-from keras_pretrain.models.bert.bert_backbone import bert_kernel_initializer
 
 
 @keras.saving.register_keras_serializable(package="keras_pretrain")
@@ -64,7 +64,7 @@ class DistilBertBackbone(TransformerBackbone):
         check_sizes(self, vocabulary_size=vocabulary_size, num_layers=num_layers, num_heads=num_heads,
                     hidden_dim=hidden_dim, intermediate_dim=intermediate_dim, max_sequence_length=max_sequence_length)
         # === Layers ===
-        init = lambda: bert_kernel_initializer(initializer_range)  # noqa: E731
+        init = lambda: kernel_initializer(initializer_range)  # noqa: E731
         self._embedding_layers(
             vocabulary_size, hidden_dim, max_sequence_length, dropout, init, dtype,
             layer_norm_epsilon=layer_norm_epsilon,
@@ -79,4 +79,8 @@ class DistilBertBackbone(TransformerBackbone):
         super().__init__(inputs=inputs, outputs=self._encode(inputs), dtype=dtype, **kwargs)
 
         # === Config ===
-        self._record_config(locals())
+        self._keep_config(
+            vocabulary_size=vocabulary_size, num_layers=num_layers, num_heads=num_heads, hidden_dim=hidden_dim,
+            intermediate_dim=intermediate_dim, dropout=dropout, max_sequence_length=max_sequence_length,
+            activation=activation, layer_norm_epsilon=layer_norm_epsilon, initializer_range=initializer_range,
+        )

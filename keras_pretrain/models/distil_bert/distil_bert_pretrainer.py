@@ -24,7 +24,5 @@ class DistilBertPretrainer(MaskedLMPretrainer):
     Outputs: dict with `mlm` logits [B, P, V].
     """
 
+    sentence_head_option = False  # no sentence objective (the student learns the teacher's MLM only)
     backbone_cls = DistilBertBackbone
-    preprocessor_cls = None
-
-    sentence_head_option = False

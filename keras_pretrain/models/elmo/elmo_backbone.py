@@ -169,8 +169,13 @@ class ElmoBackbone(Backbone):
         )
 
         # === Config ===
-        self._record_config(locals())
-        self.filters = [[int(w), int(n)] for w, n in filters]
+        self._keep_config(
+            num_layers=num_layers, hidden_dim=hidden_dim, lstm_dim=lstm_dim,
+            filters=[[int(w), int(n)] for w, n in filters], num_highway=num_highway,
+            char_embedding_dim=char_embedding_dim, num_characters=num_characters, max_characters=max_characters,
+            activation=activation, cell_clip=cell_clip, proj_clip=proj_clip, use_residual=use_residual,
+            dropout=dropout, stateful=stateful, max_batch_size=max_batch_size,
+        )
 
     def reset_states(self):
         """Zeros the carried LSTM states of a stateful backbone (else nothing)."""

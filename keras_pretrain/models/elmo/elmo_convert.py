@@ -283,7 +283,7 @@ def softmax_order(words, special_ids):
     `<UNK>`; the other words keep bilm's order (by frequency, which the
     sampled softmax relies on) from id 4.
     """
-    from keras_pretrain.models.elmo.elmo_tokenizer import SPECIAL_TOKENS
+    from keras_pretrain.text import SPECIAL_TOKENS
 
     specials = set(special_ids)
     order = list(special_ids) + [i for i in range(len(words)) if i not in specials]

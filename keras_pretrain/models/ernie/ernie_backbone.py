@@ -64,10 +64,9 @@ class ErnieBackbone(BertBackbone):
         )
 
         # === Config ===
-        self.use_task_id = use_task_id
-        self.task_type_vocab_size = task_type_vocab_size
+        self._keep_config(use_task_id=use_task_id, task_type_vocab_size=task_type_vocab_size)
 
-    def _config(self):
-        config = super()._config()
+    def get_config(self):
+        config = super().get_config()
         del config["num_task_types"]  # written as use_task_id / task_type_vocab_size
         return config

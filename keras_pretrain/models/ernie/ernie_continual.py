@@ -14,8 +14,8 @@ import keras
 import numpy as np
 
 from keras_pretrain.errors import ConfigError
+from keras_pretrain.layers.initializers import kernel_initializer
 from keras_pretrain.losses import classification_loss
-from keras_pretrain.models.bert.bert_backbone import bert_kernel_initializer
 
 
 @dataclasses.dataclass
@@ -58,7 +58,7 @@ def build_multitask_model(backbone, tasks, shared_head=False):
         )
     inputs = dict(backbone.input)
     pooled = backbone(inputs)["pooled_output"]
-    init = lambda: bert_kernel_initializer(backbone.initializer_range)  # noqa: E731
+    init = lambda: kernel_initializer(backbone.initializer_range)  # noqa: E731
     if shared_head:
         sizes = {t.num_classes for t in tasks}
         if len(sizes) != 1:

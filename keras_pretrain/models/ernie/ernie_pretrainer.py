@@ -33,6 +33,5 @@ class ErniePretrainer(MaskedLMPretrainer):
     """
 
     backbone_cls = ErnieBackbone
-    preprocessor_cls = None
 
     default_sentence_head = True

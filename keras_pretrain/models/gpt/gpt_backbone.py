@@ -2,15 +2,12 @@
 
 import keras
 
+from keras_pretrain.layers.initializers import normal_kernel_initializer
 from keras_pretrain.models.backbone import TransformerBackbone
 from keras_pretrain.models.backbone import check_sizes
 from keras_pretrain.models.backbone import int_inputs
 from keras_pretrain.models.backbone import transformer_blocks
 from keras_pretrain.models.gpt.gpt_block import TransformerDecoder
-
-
-def gpt_kernel_initializer(stddev=0.02):
-    return keras.initializers.RandomNormal(stddev=stddev)
 
 
 @keras.saving.register_keras_serializable(package="keras_pretrain")
@@ -87,7 +84,7 @@ class GPTBackbone(TransformerBackbone):
         check_sizes(self, vocabulary_size=vocabulary_size, num_layers=num_layers, num_heads=num_heads,
                     hidden_dim=hidden_dim, intermediate_dim=intermediate_dim, max_sequence_length=max_sequence_length)
         # === Layers ===
-        init = lambda: gpt_kernel_initializer(initializer_range)  # noqa: E731
+        init = lambda: normal_kernel_initializer(initializer_range)  # noqa: E731
         self._embedding_layers(  # no LayerNorm on the embeddings
             vocabulary_size, hidden_dim, max_sequence_length, dropout, init, dtype
         )
@@ -102,7 +99,11 @@ class GPTBackbone(TransformerBackbone):
         super().__init__(inputs=inputs, outputs=self._encode(inputs), dtype=dtype, **kwargs)
 
         # === Config ===
-        self._record_config(locals())
+        self._keep_config(
+            vocabulary_size=vocabulary_size, num_layers=num_layers, num_heads=num_heads, hidden_dim=hidden_dim,
+            intermediate_dim=intermediate_dim, dropout=dropout, max_sequence_length=max_sequence_length,
+            activation=activation, layer_norm_epsilon=layer_norm_epsilon, initializer_range=initializer_range,
+        )
 
 
 def expand_vocabulary(backbone, num_new_tokens, seed=None):

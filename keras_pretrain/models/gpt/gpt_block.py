@@ -3,6 +3,8 @@
 import keras
 import keras_hub
 from keras import ops
+# private API: keras has no public reader of a tensor's implicit mask; it keeps the masks of tensors that
+# take no attributes (JAX arrays) in a global table, so `getattr(x, "_keras_mask", None)` would miss them.
 from keras.src.backend import get_keras_mask
 
 from keras_pretrain.layers.transformer_encoder import FusedBlock

@@ -6,8 +6,6 @@ import keras
 import keras_hub
 import numpy as np
 from keras import ops
-from keras_hub.src.samplers.serialization import get as get_sampler
-from keras_hub.src.utils.tensor_utils import any_equal
 
 from keras_pretrain.errors import ConfigError
 from keras_pretrain.layers.masked_lm import MaskedLMAccuracy
@@ -19,6 +17,7 @@ from keras_pretrain.models.task import Task
 from keras_pretrain.models.task import feature
 from keras_pretrain.models.task import ones_like
 from keras_pretrain.optimizers import AdamW
+from keras_pretrain.models.gpt.gpt_backbone import GPTBackbone
 
 # Aliases accepted for the padding mask in a feature dict (Hugging Face's too).
 PADDING_MASK = task.PADDING_MASK + ("attention_mask",)
@@ -146,6 +145,14 @@ def cached_step(backbone, token_ids, cache, index):
     return logits, x, ops.stack(caches, axis=1)
 
 
+def _any_equal(inputs, values, padding_mask):
+    """Where `inputs` holds any of `values`, within `padding_mask` (as keras-hub's generate)."""
+    found = ops.equal(inputs, values[0])
+    for value in values[1:]:
+        found = ops.logical_or(found, ops.equal(inputs, value))
+    return ops.logical_and(found, padding_mask)
+
+
 @keras.saving.register_keras_serializable(package="keras_pretrain")
 class GPTCausalLM(Task):
     """Next-token language model on a `GPTBackbone` (GPT-1's objective L1).
@@ -185,6 +192,9 @@ class GPTCausalLM(Task):
     (section 3.1); generation follows keras-hub's `GPT2CausalLM`.
     """
 
+    backbone_cls = GPTBackbone
+    preprocessor_cls = None
+
     def __init__(self, backbone, preprocessor=None, **kwargs):
         # === Layers ===
         self.backbone = backbone
@@ -217,7 +227,7 @@ class GPTCausalLM(Task):
     def compile(self, *args, sampler="greedy", **kwargs):
         """As `Task.compile`, plus `sampler` (a name or keras-hub sampler)."""
         super().compile(*args, **kwargs)
-        self.sampler = get_sampler(sampler)
+        self.sampler = keras_hub.samplers.get(sampler)
         self.generate_function = None
 
     # keras-hub's `CausalLM` generation driver (compiled per backend, batched
@@ -284,7 +294,7 @@ class GPTCausalLM(Task):
         )
         if stop_token_ids is not None:
             end_locations = ops.cast(
-                any_equal(token_ids, stop_token_ids, ops.logical_not(padding_mask)),
+                _any_equal(token_ids, stop_token_ids, ops.logical_not(padding_mask)),
                 "int32",
             )
             cumsum = ops.cast(ops.cumsum(end_locations, axis=-1), "int32")

@@ -5,11 +5,11 @@ import keras_hub
 
 from keras_pretrain.errors import ConfigError
 from keras_pretrain.layers.folding import FoldSequences
+from keras_pretrain.layers.initializers import normal_kernel_initializer
 from keras_pretrain.layers.folding import UnfoldSequences
 from keras_pretrain.layers.summaries import extract_token_state
 from keras_pretrain.losses import classification_loss
 from keras_pretrain.models.gpt.gpt_backbone import GPTBackbone
-from keras_pretrain.models.gpt.gpt_backbone import gpt_kernel_initializer
 from keras_pretrain.models.gpt.gpt_causal_lm import decoder_inputs
 from keras_pretrain.models.gpt.gpt_causal_lm import lm_loss
 from keras_pretrain.models.gpt.gpt_causal_lm import lm_targets
@@ -117,7 +117,7 @@ class GPTClassifier(TaskMixin, keras_hub.models.TextClassifier):
         )
         self.output_dense = keras.layers.Dense(
             1 if task == "multiple_choice" else num_classes,
-            kernel_initializer=gpt_kernel_initializer(
+            kernel_initializer=normal_kernel_initializer(
                 getattr(backbone, "initializer_range", 0.02)
             ),
             dtype=backbone.dtype_policy,

@@ -3,12 +3,12 @@
 import keras
 from keras import ops
 
+from keras_pretrain.layers.initializers import kernel_initializer
 from keras_pretrain.models.backbone import TransformerBackbone
 from keras_pretrain.models.backbone import check_sizes
 from keras_pretrain.models.backbone import int_inputs
 from keras_pretrain.models.backbone import pooler
 from keras_pretrain.models.backbone import transformer_blocks
-from keras_pretrain.models.bert.bert_backbone import bert_kernel_initializer
 
 
 def padding_offset_positions(padding_mask, padding_id):
@@ -96,7 +96,7 @@ class RobertaBackbone(TransformerBackbone):
                     hidden_dim=hidden_dim, intermediate_dim=intermediate_dim, max_sequence_length=max_sequence_length)
         # === Layers ===
         self.padding_id = padding_id  # read by `_embedding_parts` while building
-        init = lambda: bert_kernel_initializer(initializer_range)  # noqa: E731
+        init = lambda: kernel_initializer(initializer_range)  # noqa: E731
         self._embedding_layers(
             vocabulary_size, hidden_dim, max_sequence_length, dropout, init, dtype,
             num_segments=num_segments, layer_norm_epsilon=layer_norm_epsilon, position_ids=True,
@@ -112,7 +112,12 @@ class RobertaBackbone(TransformerBackbone):
         super().__init__(inputs=inputs, outputs=self._encode(inputs), dtype=dtype, **kwargs)
 
         # === Config ===
-        self._record_config(locals())
+        self._keep_config(
+            vocabulary_size=vocabulary_size, num_layers=num_layers, num_heads=num_heads, hidden_dim=hidden_dim,
+            intermediate_dim=intermediate_dim, dropout=dropout, max_sequence_length=max_sequence_length,
+            num_segments=num_segments, activation=activation, layer_norm_epsilon=layer_norm_epsilon,
+            initializer_range=initializer_range, padding_id=padding_id, use_pooler=use_pooler,
+        )
 
     def _embedding_parts(self, inputs):
         """Token, padding-offset position and (the one) segment embeddings."""

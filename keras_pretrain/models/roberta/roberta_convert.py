@@ -22,10 +22,10 @@ from keras_pretrain.checkpoints.weights import WeightLoader
 from keras_pretrain.checkpoints.weights import torch_linear
 from keras_pretrain.errors import CheckpointFormatError
 from keras_pretrain.errors import ConfigError
+from keras_pretrain.layers.activations import HF_ACTIVATIONS
 from keras_pretrain.layers.activations import translate_activation
 from keras_pretrain.models import conversion
-from keras_pretrain.models.bert.bert_convert import hf_backbone_config
-from keras_pretrain.models.bert.bert_convert import load_backbone
+from keras_pretrain.models.block_weights import load_bert_encoder
 from keras_pretrain.models.block_weights import load_layer_norm
 from keras_pretrain.models.block_weights import load_masked_lm_head
 from keras_pretrain.models.block_weights import load_transformer_encoder
@@ -36,7 +36,7 @@ HF_IGNORE = ("lm_head.decoder.weight", "lm_head.decoder.bias", "*position_ids")
 
 
 def backbone_config(config, source, use_pooler=False):
-    kwargs = hf_backbone_config(config, source)
+    kwargs = conversion.bert_style_config(config, source, HF_ACTIVATIONS)
     kwargs["layer_norm_epsilon"] = config.get("layer_norm_eps", 1e-5)
     kwargs["padding_id"] = config.get("pad_token_id", 1)
     kwargs["use_pooler"] = use_pooler
@@ -50,7 +50,7 @@ def hf_config(folder, use_pooler=False):
 
 
 def load_hf_backbone(backbone, loader, model_prefix="roberta."):
-    load_backbone(backbone, loader, HF, hf_prefix(loader, model_prefix))
+    load_bert_encoder(backbone, loader, HF, hf_prefix(loader, model_prefix))
 
 
 def load_hf_heads(pretrainer, loader):

@@ -40,7 +40,6 @@ class RobertaPretrainer(MaskedLMPretrainer):
     """
 
     backbone_cls = RobertaBackbone
-    preprocessor_cls = None
 
     sentence_head_option = False
 

@@ -5,13 +5,13 @@ import keras_hub
 from keras import ops
 
 from keras_pretrain.layers.dropout import Dropout
+from keras_pretrain.layers.initializers import normal_kernel_initializer
 from keras_pretrain.models.backbone import SubclassedBackbone
 from keras_pretrain.models.backbone import check_sizes
 from keras_pretrain.models.xlnet.xlnet_layers import XLNetFeedForward
 from keras_pretrain.models.xlnet.xlnet_layers import XLNetRelativeAttention
 from keras_pretrain.models.xlnet.xlnet_layers import XLNetSharedBiases
 from keras_pretrain.models.xlnet.xlnet_layers import relative_positional_encoding
-from keras_pretrain.models.xlnet.xlnet_layers import xlnet_kernel_initializer
 
 
 def _to_float(x):
@@ -188,11 +188,17 @@ class XLNetBackbone(SubclassedBackbone):
         super().__init__(dtype=dtype, **kwargs)
 
         # === Config ===
-        self._record_config(locals())
+        self._keep_config(
+            vocabulary_size=vocabulary_size, num_layers=num_layers, num_heads=num_heads, hidden_dim=hidden_dim,
+            intermediate_dim=intermediate_dim, dropout=dropout, activation=activation,
+            layer_norm_epsilon=layer_norm_epsilon, initializer_range=initializer_range, attn_type=attn_type,
+            mem_len=mem_len, reuse_len=reuse_len, clamp_len=clamp_len, same_length=same_length, bi_data=bi_data,
+            untie_r=untie_r,
+        )
         head_dim = hidden_dim // num_heads
 
         # === Layers ===
-        init = lambda: xlnet_kernel_initializer(initializer_range)  # noqa: E731
+        init = lambda: normal_kernel_initializer(initializer_range)  # noqa: E731
         self.token_embedding = keras_hub.layers.ReversibleEmbedding(
             input_dim=vocabulary_size,
             output_dim=hidden_dim,
@@ -226,7 +232,7 @@ class XLNetBackbone(SubclassedBackbone):
         self.token_embedding.build((None, None))
         self.mask_emb = self.add_weight(
             shape=(1, 1, self.hidden_dim),
-            initializer=xlnet_kernel_initializer(self.initializer_range),
+            initializer=normal_kernel_initializer(self.initializer_range),
             name="mask_emb",
         )
         if self.shared_biases is not None:

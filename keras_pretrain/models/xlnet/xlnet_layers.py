@@ -19,10 +19,6 @@ from keras_pretrain.layers.activations import get_activation
 from keras_pretrain.layers.dropout import Dropout
 
 
-def xlnet_kernel_initializer(stddev=0.02):
-    return keras.initializers.RandomNormal(stddev=stddev)
-
-
 def relative_positional_encoding(
     qlen, klen, hidden_dim, batch_size, attn_type="bi", bi_data=False, clamp_len=-1
 ):
