@@ -130,3 +130,25 @@ def bert_run_squad():
     if not flags.FLAGS.is_parsed():
         flags.FLAGS.mark_as_parsed()
     return module
+
+
+def bert_squad_doc_tokens(path):
+    """`doc_tokens` of each example `bert/run_squad.py`'s `read_squad_examples` reads from `path`.
+
+    In a subprocess: the module defines absl flags that other authors' modules (`create_pretraining_data`)
+    define too, which one process refuses.
+    """
+    import json
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("bert.tokenization")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    code = ("import json, sys\nfrom tests.originals import bert_run_squad\n"
+            "examples = bert_run_squad().read_squad_examples(sys.argv[1], is_training=False)\n"
+            "print('DOC ' + json.dumps([e.doc_tokens for e in examples]))")
+    result = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, cwd=root,
+                            env=dict(os.environ, PYTHONPATH=root))
+    assert result.returncode == 0, result.stderr[-2000:]
+    return json.loads(result.stdout.split("DOC ", 1)[1])

@@ -1,4 +1,5 @@
-"""keras-hub's generic entry points resolve our classes from a run's `preset/` folder, in a fresh process that
+"""keras-hub's generic entry points resolve our classes from a run's `preset/` folder, and
+`keras.saving.load_model` loads every family's task files (tests/fixtures/legacy), in a fresh process that
 imports only keras, keras_hub and keras_pretrain (issue 38, item 3): registration on `import keras_pretrain`,
 and `backbone_cls` / `preprocessor_cls` on every task."""
 
@@ -22,9 +23,11 @@ import keras_hub
 import keras_pretrain  # registers every family's classes
 from keras_pretrain import families
 
-preset, name, has_tokenizer = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
+preset, name, has_tokenizer, legacy = sys.argv[1], sys.argv[2], sys.argv[3] == "1", sys.argv[4]
 family = families.get(name)
 found = {}
+for kind in ("pretrainer", "classifier"):  # .keras files of every family's tasks load after the import alone
+    found[kind + "_file"] = type(keras.saving.load_model(f"{legacy}/{kind}.keras")).__name__
 backbone_entry = keras_hub.models.Backbone if issubclass(family.backbone_class, keras_hub.models.Backbone) \
     else family.backbone_class  # XLNet's backbone is a subclassed keras.Model (see SubclassedBackbone)
 found["backbone"] = type(backbone_entry.from_preset(preset)).__name__
@@ -56,11 +59,14 @@ def test_keras_hub_entry_points_resolve_our_classes(name, tmp_path):
     if has_tokenizer:
         tokenizer.save_to_preset(preset)
     env = dict(os.environ, KERAS_BACKEND=keras.config.backend(), PYTHONPATH=ROOT)
-    result = subprocess.run([sys.executable, "-c", CHECK, preset, name, "1" if has_tokenizer else "0"],
+    legacy = os.path.join(ROOT, "tests", "fixtures", "legacy", name)
+    result = subprocess.run([sys.executable, "-c", CHECK, preset, name, "1" if has_tokenizer else "0", legacy],
                             capture_output=True, text=True, env=env, cwd=str(tmp_path))
     assert result.returncode == 0, result.stderr[-3000:]
     found = json.loads(result.stdout.split("FOUND ", 1)[1])
     assert found["backbone"] == family.backbone_class.__name__
+    assert found["pretrainer_file"] == family.pretrainer_class.__name__
+    assert found["classifier_file"].endswith("Classifier"), found
     if has_tokenizer:
         assert found["tokenizer"] == type(tokenizer).__name__
     assert found.get("text_classifier", family.classifier_class.__name__) == family.classifier_class.__name__

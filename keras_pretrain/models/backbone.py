@@ -76,7 +76,7 @@ class PresetMixin:
 
     def _kept_config(self):
         """The arguments `_keep_config` kept, read back from their attributes."""
-        return {name: getattr(self, name) for name in self._config_names}
+        return {name: getattr(self, name) for name in getattr(self, "_config_names", ())}
 
     def get_config(self):
         config = super().get_config()

@@ -21,14 +21,13 @@ def _preprocessor(name, tmp_path):
 
 @pytest.mark.tf_only
 def test_words_are_run_squads_doc_tokens(tmp_path):
-    from tests.originals import bert_run_squad
+    from tests.originals import bert_squad_doc_tokens
 
-    run_squad = bert_run_squad()
     data = {"data": [{"paragraphs": [{"context": PARAGRAPH, "qas": [
         {"id": "q", "question": "?", "answers": [{"text": "cat", "answer_start": 4}]}]}]}]}
     path = tmp_path / "squad.json"
     path.write_text(json.dumps(data), encoding="utf-8")
-    doc_tokens = run_squad.read_squad_examples(str(path), is_training=False)[0].doc_tokens
+    doc_tokens = bert_squad_doc_tokens(path)[0]
     words = _preprocessor("bert", tmp_path).words(PARAGRAPH)
     assert [w for w, _, _ in words] == doc_tokens
     assert all(PARAGRAPH[start:end] == word for word, start, end in words)
