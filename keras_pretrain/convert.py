@@ -1,4 +1,4 @@
-"""Importing published checkpoints into keras_pretrain models.
+"""Importing published checkpoints into keras_pretrain models, and exporting ours to Hugging Face folders.
 
 `load(path)` takes any release on disk, finds its family and format from file and variable names
 (`keras_pretrain.checkpoints.formats.detect`), prints them, and converts it:
@@ -16,6 +16,18 @@ XLNet; the family from the config file and variable names), `from_bilm(options, 
 AllenNLP), `from_openai_gpt(folder)` (GPT-1, openai/finetune-transformer-lm), `from_fairseq(path)` (RoBERTa,
 fairseq). The converters of each family are named in its `keras_pretrain.families.Family` (`converters` per
 source format). Nothing is downloaded: the files must be on disk.
+
+A Hugging Face folder's `config.json` `architectures` chooses what `load` returns: the backbone
+(`BertModel`), the pretrainer (`BertForPreTraining`, `*ForMaskedLM`, `*LMHeadModel`) or the fine-tuned task
+with its head (`*ForSequenceClassification`, with `problem_type` regression / multi-label); `task=False`
+loads the backbone alone and says which head it skipped. An architecture with no task here yet
+(`*ForQuestionAnswering`, `*ForTokenClassification`, `*ForMultipleChoice`) is a clear error.
+
+The other way, `to_huggingface(model, folder, tokenizer=...)` writes `config.json`, `model.safetensors` and
+the tokenizer files that `transformers.AutoModel*.from_pretrained(folder)` and `AutoTokenizer` read: the
+importers' weight placers run backwards (`keras_pretrain.models.huggingface_export`). ELMo has no
+transformers class: `to_bilm(model, folder)` writes bilm-tf's `options.json` + `weights.hdf5`, which `load`
+reads back.
 """
 
 import os
@@ -24,9 +36,10 @@ from keras_pretrain import families
 from keras_pretrain.checkpoints.huggingface import read_json
 from keras_pretrain.errors import CheckpointFormatError
 from keras_pretrain.errors import ConfigError
+from keras_pretrain.errors import ExportError
 
 
-def from_huggingface(path, pretrainer=False, lowercase=None):
+def from_huggingface(path, pretrainer=False, lowercase=None, task=False):
     """Loads a local Hugging Face folder into our model and tokenizer.
 
     Args:
@@ -38,6 +51,9 @@ def from_huggingface(path, pretrainer=False, lowercase=None):
             families); None: `do_lower_case` of `tokenizer_config.json`, else
             the folder's name, else a guess from the vocabulary
             (`keras_pretrain.casing`). The choice is printed.
+        task: follow `config.json`'s `architectures`: the fine-tuned task with its head, or the pretrainer
+            of a pretraining architecture (`load` does by default). False: the backbone (a skipped head is
+            printed).
 
     Returns:
         `(model, tokenizer)`; tokenizer is None when the folder has none.
@@ -55,16 +71,18 @@ def from_huggingface(path, pretrainer=False, lowercase=None):
                 f"{config_path}: lowercase= does not apply to {model_type} (byte-level BPE, no casing option)."
             )
         kwargs["lowercase"] = lowercase
-    return family.converter("huggingface")(path, pretrainer=pretrainer, **kwargs)
+    return family.converter("huggingface")(path, pretrainer=pretrainer, task=task, **kwargs)
 
 
-def load(path, pretrainer=False, **options):
+def load(path, pretrainer=False, task=True, **options):
     """`(model, tokenizer)` from a release in any supported format, detected (family and format printed).
 
     Args:
         path: a folder, archive (`.zip`, `.tar.gz`), file or TF1 checkpoint prefix (see
             `keras_pretrain.checkpoints.formats` for what identifies each format).
         pretrainer: also load the pretraining heads (the family's pretrainer task) where the release has them.
+        task: a Hugging Face folder: the model its `architectures` names (a fine-tuned head, a pretrainer);
+            False: the backbone, printing the head it skips. Other formats: unused.
         **options: passed to the format's converter (`lowercase=`, XLNet's `mem_len=`, ...).
 
     Raises:
@@ -75,7 +93,34 @@ def load(path, pretrainer=False, **options):
 
     source = detect(path)
     print(f"loading {source.describe()}", flush=True)
+    if source.format == "huggingface":
+        options["task"] = task
     return families.get(source.family).converter(source.format)(source.location, pretrainer=pretrainer, **options)
+
+
+def to_huggingface(model, folder, tokenizer=None):
+    """Writes `model` (a backbone, pretrainer or fine-tuned task of BERT, ALBERT, RoBERTa, DistilBERT, ERNIE,
+    XLNet or GPT-1) as a Hugging Face folder, with `tokenizer`'s files when given.
+
+    `folder` must be new or empty; nothing is written through a symbolic link. The architecture follows the
+    model (`BertModel`, `BertForPreTraining`, `BertForSequenceClassification`, ...). Returns the folder.
+
+    Raises:
+        ExportError: ELMo (no transformers class: use `to_bilm`), a head with no transformers counterpart,
+            an activation transformers cannot name, a folder that is not empty.
+    """
+    family = families.family_of(model)
+    if "huggingface" not in family.exporters:
+        others = ", ".join(f"to_{t}" for t in family.exporters) or "none"
+        raise ExportError(f"{family.name}: transformers has no class for this family, so there is no Hugging "
+                          f"Face export; its exports: {others}.")
+    return family.exporter("huggingface")(model, folder, tokenizer=tokenizer)
+
+
+def to_bilm(model, folder, vocabulary=None):
+    """ELMo as bilm-tf files (`options.json`, `weights.hdf5`), which `load(folder)` reads back."""
+    family = families.family_of(model)
+    return family.exporter("bilm")(model, folder, vocabulary=vocabulary)
 
 
 def from_bilm(options_path, weights_path=None, pretrainer=False, **kwargs):

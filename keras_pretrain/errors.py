@@ -20,3 +20,7 @@ class CheckpointFormatError(KerasPretrainError, ValueError):
 
 class ConfigError(KerasPretrainError, ValueError):
     """A model configuration is missing keys, malformed or inconsistent."""
+
+
+class ExportError(KerasPretrainError, RuntimeError):
+    """The model cannot be exported as asked (wrong backend, wrong model, a folder that is not empty)."""

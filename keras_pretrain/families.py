@@ -97,6 +97,8 @@ class Family:
         casing: whether the tokenizer has a lower-casing option (byte-level BPE has none).
         huggingface: `model_type` values of Hugging Face `config.json` that this family converts.
         converters: source format -> "module:function" ("huggingface", "tf1", ...).
+        exporters: target format -> "module:function" (`keras_pretrain.convert.to_huggingface`; ELMo's
+            "bilm", the hdf5 of bilm-tf).
         kind: the pretraining objective kind (MASKED_LM, CAUSAL_LM, PERMUTATION_LM, BIDIRECTIONAL_LM).
         objective: the default sentence objective (masked-LM families) or the kind's own name.
         objectives: the objectives `--objective` may take for this family.
@@ -130,6 +132,7 @@ class Family:
     casing: bool = True
     huggingface: tuple = ()
     converters: dict = dataclasses.field(default_factory=dict)
+    exporters: dict = dataclasses.field(default_factory=dict)
     dynamic: bool = False
     learning_rate: float = 2e-3
     dropout: float = 0.1
@@ -192,9 +195,21 @@ class Family:
         module, function = self.converters[source].split(":")
         return getattr(importlib.import_module(module), function)
 
+    def exporter(self, target):
+        """The exporter to `target` ("huggingface", "bilm"): a function, imported."""
+        if target not in self.exporters:
+            formats = sorted(self.exporters) or "none"
+            raise ConfigError(f"No {target} export for family {self.name!r}; its export formats: {formats}.")
+        module, function = self.exporters[target].split(":")
+        return getattr(importlib.import_module(module), function)
+
 
 def _hf(family):
     return {"huggingface": f"keras_pretrain.models.{family}.{family}_convert:convert_huggingface"}
+
+
+def _to_hf(family):
+    return {"huggingface": f"keras_pretrain.models.{family}.{family}_convert:export_huggingface"}
 
 
 def _adamw(learning_rate, **kwargs):
@@ -253,18 +268,18 @@ for _family in (
     Family("albert", "AlbertBackbone", "AlbertPretrainer", "AlbertClassifier", "AlbertTokenizer",
            objective="sop", masking="ngram", dropout=0.0, learning_rate=1e-3, steps=2500,
            demo_config={**TINY_ENCODER, "num_groups": 1, "embedding_dim": 64},
-           huggingface=("albert",), keras_preprocessor="AlbertPreprocessor",
+           huggingface=("albert",), exporters=_to_hf("albert"), keras_preprocessor="AlbertPreprocessor",
            converters={**_hf("albert"), "tf1": "keras_pretrain.models.albert.albert_convert:convert_tf1"},
            **_ENCODER),
     Family("bert", "BertBackbone", "BertPretrainer", "BertClassifier", "BertTokenizer",
-           objective="nsp", masking="token", demo_config=TINY_ENCODER, huggingface=("bert",),
+           objective="nsp", masking="token", demo_config=TINY_ENCODER, huggingface=("bert",), exporters=_to_hf("bert"),
            keras_preprocessor="BertPreprocessor",
            converters={**_hf("bert"), "tf1": "keras_pretrain.models.bert.bert_convert:convert_tf1"},
            **_ENCODER),
     # RoBERTa: no NSP, FULL-SENTENCES packing, a new mask every epoch.
     Family("roberta", "RobertaBackbone", "RobertaPretrainer", "RobertaClassifier", "RobertaTokenizer",
            objective="full_sentences", masking="token", dynamic=True, casing=False,
-           demo_config={**TINY_ENCODER, "padding_id": 0}, position_offset=2, huggingface=("roberta",),
+           demo_config={**TINY_ENCODER, "padding_id": 0}, position_offset=2, huggingface=("roberta",), exporters=_to_hf("roberta"),
            converters={**_hf("roberta"), "fairseq": "keras_pretrain.models.roberta.roberta_convert:convert_fairseq"},
            summary=_ROBERTA_SUMMARY,
            fine_tuning_optimizer=_adamw(2e-5, weight_decay=0.1, beta_2=0.98, epsilon=1e-6),
@@ -273,18 +288,18 @@ for _family in (
     # [CLS] state, no dropout before it, `seq_classif_dropout` 0.2 after it.
     Family("distil_bert", "DistilBertBackbone", "DistilBertPretrainer", "DistilBertClassifier",
            "bert.BertTokenizer", objective="full_sentences", masking="token", dynamic=True,
-           demo_config=TINY_ENCODER, huggingface=("distilbert",), converters=_hf("distil_bert"),
+           demo_config=TINY_ENCODER, huggingface=("distilbert",), exporters=_to_hf("distil_bert"), converters=_hf("distil_bert"),
            keras_preprocessor="bert.BertPreprocessor",
            summary=summaries.SequenceSummary(summaries.FirstToken, activation="relu", dropout=0.2),
            fine_tuning_optimizer=_adamw(2e-5, weight_decay=0.1, beta_2=0.98, epsilon=1e-6),
            **{**_ENCODER, "contract": contracts.ROBERTA}),
     # ERNIE 1.0: knowledge masking (phrases / entities from --lexicon).
     Family("ernie", "ErnieBackbone", "ErniePretrainer", "ErnieClassifier", "bert.BertTokenizer",
-           objective="nsp", masking="knowledge", demo_config=TINY_ENCODER, huggingface=("ernie",),
+           objective="nsp", masking="knowledge", demo_config=TINY_ENCODER, huggingface=("ernie",), exporters=_to_hf("ernie"),
            keras_preprocessor="bert.BertPreprocessor", converters=_hf("ernie"), **_ENCODER),
     Family("gpt", "GPTBackbone", "GPTCausalLM", "GPTClassifier", "GPTTokenizer", contract=contracts.GPT,
            packing=packings.GPT, vocabulary=BPE, kind=CAUSAL_LM, objective=CAUSAL_LM, objectives=(CAUSAL_LM,),
-           casing=False, demo_config=TINY_ENCODER, huggingface=("openai-gpt",),
+           casing=False, demo_config=TINY_ENCODER, huggingface=("openai-gpt",), exporters=_to_hf("gpt"),
            summary=summaries.SequenceSummary(summaries.ExtractToken, initializer=initializers.normal_kernel_initializer),
            preprocessor=f"{_TEXT}:GPTTextPreprocessor",
            fine_tuning_optimizer=_adamw(6.25e-5, weight_decay=0.01),
@@ -294,7 +309,7 @@ for _family in (
     Family("xlnet", "XLNetBackbone", "XLNetPretrainer", "XLNetClassifier", "XLNetTokenizer",
            contract=contracts.XLNET, packing=packings.XLNET, vocabulary=WORDPIECE, kind=PERMUTATION_LM,
            objective=PERMUTATION_LM, objectives=(PERMUTATION_LM,), demo_config=TINY_ENCODER, positions=False,
-           huggingface=("xlnet",),
+           huggingface=("xlnet",), exporters=_to_hf("xlnet"),
            summary=summaries.SequenceSummary(summaries.LastToken, activation="tanh", projection="summary_dense",
                                              projection_name="summary", initializer=initializers.normal_kernel_initializer),
            fine_tuning_optimizer=_adamw(2e-5, weight_decay=0.01),
@@ -309,6 +324,7 @@ for _family in (
            preprocessor=f"{_TEXT}:ElmoTextPreprocessor", fine_tuning_optimizer=_adam(1e-3),
            demo_config={"num_layers": 2, "hidden_dim": 64, "lstm_dim": 256, "num_highway": 1,
                         "filters": [[1, 32], [2, 32], [3, 64], [4, 128]]},
+           exporters={"bilm": "keras_pretrain.models.elmo.elmo_export:export_bilm"},
            converters={"bilm": "keras_pretrain.models.elmo.elmo_convert:convert_bilm",
                        "tf1_hub": "keras_pretrain.models.elmo.elmo_convert:convert_tf1_hub"}),
 ):

@@ -17,6 +17,10 @@ def masked_lm_loss():
     return MaskedLMLoss(reduction="mean_with_sample_weight", name="mlm_loss")
 
 
+# transformers' `problem_type` values: the loss of a sequence classifier's logits.
+PROBLEM_TYPES = ("single_label_classification", "regression", "multi_label_classification")
+
+
 def classification_loss(name="loss"):
     return keras.losses.SparseCategoricalCrossentropy(
         from_logits=True, name=name

@@ -13,6 +13,7 @@ import fnmatch
 import numpy as np
 
 from keras_pretrain.errors import CheckpointFormatError
+from keras_pretrain.errors import ExportError
 
 
 class WeightLoader:
@@ -108,6 +109,128 @@ class WeightLoader:
             )
 
 
-def torch_linear(w):
-    """PyTorch `Linear.weight` [out, in] -> Keras `Dense.kernel` [in, out]."""
-    return np.transpose(w)
+class Transform:
+    """A checkpoint array -> variable transform that an exporter can run backwards.
+
+    `forward(array)` gives the variable's value; `inverse(value, stored)` gives the checkpoint array back
+    from the variable's `value`, where `stored` is what was already written under the same name (None the
+    first time: several variables may share one checkpoint array, as GPT's stacked q, k, v).
+    """
+
+    def __init__(self, forward, inverse, name):
+        self.forward, self.inverse, self.name = forward, inverse, name
+
+    def __call__(self, array):
+        return self.forward(array)
+
+    def __repr__(self):
+        return f"Transform({self.name})"
+
+
+def _transpose_back(value, stored):
+    return np.transpose(value)
+
+
+# PyTorch `Linear.weight` [out, in] -> Keras `Dense.kernel` [in, out] (its own inverse).
+torch_linear = Transform(np.transpose, _transpose_back, "torch_linear")
+
+
+def columns(part, width, parts):
+    """Column block `part` of `parts` blocks of `width` on the last axis (and back: the block written
+    into the stacked array)."""
+
+    def forward(array):
+        return array[..., part * width : (part + 1) * width]
+
+    def inverse(value, stored):
+        if stored is None:
+            stored = np.zeros(value.shape[:-1] + (width * parts,), value.dtype)
+        stored = np.array(stored)
+        stored[..., part * width : (part + 1) * width] = value
+        return stored
+
+    return Transform(forward, inverse, f"columns({part}/{parts})")
+
+
+def then(first, second):
+    """`second(first(array))` (None: the identity); invertible when both are `Transform`s."""
+    if first is None:
+        return second
+    if second is None:
+        return first
+
+    def forward(array):
+        return second(first(array))
+
+    if not (hasattr(first, "inverse") and hasattr(second, "inverse")):
+        return forward
+
+    def inverse(value, stored):
+        # `first` runs on the whole array: `second`'s inverse fills its part of `first(stored)`.
+        inner = None if stored is None else first(stored)
+        return first.inverse(second.inverse(value, inner), stored)
+
+    return Transform(forward, inverse, f"{first.name}+{second.name}")
+
+
+def unsplit_heads(value):
+    """The 2-D kernel / 1-D bias an attention projection split per head came from (`assign(reshape=True)`):
+    a [in, heads, head_dim] query / key / value kernel -> [in, heads * head_dim]; a [heads, head_dim, out]
+    output kernel -> [heads * head_dim, out]; a [heads, head_dim] bias -> [heads * head_dim]."""
+    if value.ndim == 2:
+        return value.reshape(-1)
+    if value.ndim == 3:
+        first, second, third = value.shape
+        if first == second * third:
+            return value.reshape(first, second * third)
+        return value.reshape(first * second, third)
+    return value
+
+
+class WeightWriter:
+    """The `WeightLoader`'s interface run backwards: exporting is the importers' placers, unchanged.
+
+    A placer calls `assign(variable, name, transform, reshape)`; the writer stores the checkpoint array
+    `name` the loader would have read: the variable's value, un-split per head when `reshape`, through the
+    transform's inverse. `arrays` then holds the whole state dict.
+
+    Args:
+        present: names the writer claims to hold before anything is written (the placers ask, e.g. for
+            the `bert.` prefix of a task model's state dict).
+        source: what messages call the export.
+    """
+
+    def __init__(self, present=(), source="export"):
+        self.arrays = {}
+        self.present = set(present)
+        self.source = str(source)
+        self.ignore = ()
+        self.problems = []
+
+    def __contains__(self, name):
+        return name in self.present or name in self.arrays
+
+    def first_present(self, *names):
+        return names[0]
+
+    def get(self, name):
+        raise ExportError(f"{self.source}: the placer of {name!r} reads it directly; it cannot be exported.")
+
+    def assign(self, variable, name, transform=None, reshape=False):
+        import keras
+
+        value = np.asarray(keras.ops.convert_to_numpy(variable.value), dtype=np.float32)
+        if reshape:
+            value = unsplit_heads(value)
+        if transform is not None:
+            inverse = getattr(transform, "inverse", None)
+            if inverse is None:
+                raise ExportError(f"{self.source}: {name!r} is placed through a transform with no inverse.")
+            value = inverse(value, self.arrays.get(name))
+        elif name in self.arrays and not np.array_equal(self.arrays[name], value):
+            raise ExportError(f"{self.source}: {name!r} is written twice with different values.")
+        self.arrays[name] = np.ascontiguousarray(value)
+
+    def finish(self, allow_unexpected=False):
+        if self.problems:
+            raise ExportError(f"{self.source}: " + "; ".join(self.problems))

@@ -4,11 +4,7 @@ import contextlib
 
 import keras
 
-from keras_pretrain.errors import KerasPretrainError
-
-
-class ExportError(KerasPretrainError, RuntimeError):
-    """The model cannot be exported as asked (wrong backend, wrong model)."""
+from keras_pretrain.errors import ExportError  # noqa: F401 (imported from here by the exporters)
 
 
 def require_tensorflow_backend():

@@ -25,7 +25,9 @@ from keras_pretrain.casing import choose_lowercase
 from keras_pretrain.checkpoints.huggingface import hf_loader
 from keras_pretrain.checkpoints.huggingface import read_json
 from keras_pretrain.checkpoints.huggingface import require
+from keras_pretrain.errors import ConfigError
 from keras_pretrain.layers.activations import translate_activation
+from keras_pretrain.losses import PROBLEM_TYPES
 
 CONFIG = "config.json"
 TOKENIZER_CONFIG = "tokenizer_config.json"
@@ -99,6 +101,18 @@ class HFSpec:
             may edit the backbone `kwargs` and `loader.ignore`.
         after_load: optional `(model, loader, pretrainer)`, called before the
             loader's check.
+        model_type, architecture: `config.json`'s `model_type` and the stem of
+            transformers' class names ("Bert": `BertModel`, `BertForMaskedLM`).
+        prefix, probe: the backbone's prefix in a task model's state dict
+            ("bert.") and the name that shows it (`prefix + probe`).
+        to_config: `backbone -> config.json` dict (the inverse of `config`).
+        pretrainer_suffix: `pretrainer -> ` its architecture's suffix
+            ("ForPreTraining", "ForMaskedLM", "LMHeadModel").
+        tasks: the `HFHead`s of the fine-tuned heads this family converts.
+        write_tokenizer: `tokenizer -> {file name: bytes}` of its Hugging Face
+            files (vocabulary and `tokenizer_config.json`).
+        left_out: `architecture -> ` glob patterns of weights an export of it
+            leaves out (a `*ForMaskedLM` has no pooler).
     """
 
     backbone: str
@@ -115,6 +129,140 @@ class HFSpec:
     tokenizer_options: bool = True
     prepare: Optional[Callable] = None
     after_load: Optional[Callable] = None
+    # --- Task heads and export (`keras_pretrain.models.huggingface_export`) ---
+    model_type: Optional[str] = None
+    architecture: Optional[str] = None
+    prefix: str = ""
+    probe: str = "embeddings.word_embeddings.weight"
+    to_config: Optional[Callable] = None
+    pretrainer_suffix: Optional[Callable] = None
+    tasks: tuple = ()
+    write_tokenizer: Optional[Callable] = None
+    left_out: Optional[Callable] = None
+
+    def task_head(self, kind):
+        """The `HFHead` of task `kind`, or None."""
+        return next((head for head in self.tasks if head.kind == kind), None)
+
+
+@dataclasses.dataclass(frozen=True)
+class HFHead:
+    """One fine-tuned head of a family, both ways (`config.json` `architectures` <-> our task).
+
+    Attributes:
+        kind: the task kind (a value of `ARCHITECTURE_KINDS`).
+        task: "module:Class" of our task model.
+        place: `(task, loader)`: places the head's weights (a `WeightLoader` imports, a `WeightWriter`
+            exports: one table both ways). The backbone is placed by the family's `load_backbone`.
+        names: glob patterns of the head's weights (a backbone-only load skips them, said so).
+        build: `(backbone, config, source) -> task` (default: a `num_labels` sequence classifier).
+        to_config: `task -> ` the `config.json` keys of the head (default: `num_labels`, `problem_type`).
+        suffix: the architecture's suffix (default: the first of `kind`'s in `ARCHITECTURE_KINDS`).
+        matches: `model -> bool`, whether an export of `model` is this head (default: an instance of
+            `task`).
+    """
+
+    kind: str
+    task: str
+    place: Callable
+    names: tuple = ()
+    build: Optional[Callable] = None
+    to_config: Optional[Callable] = None
+    suffix: Optional[str] = None
+    matches: Optional[Callable] = None
+
+
+# transformers' class-name suffixes -> the kind of model they hold. A family converts the kinds it has
+# heads for (`HFSpec.tasks`; "backbone" and "pretrainer" always); the others are named in a clear error.
+ARCHITECTURE_KINDS = {
+    "Model": "backbone",
+    "ForPreTraining": "pretrainer",
+    "ForMaskedLM": "pretrainer",
+    "LMHeadModel": "pretrainer",
+    "ForSequenceClassification": "sequence_classification",
+    "DoubleHeadsModel": "double_heads",
+    "ForMultipleChoice": "multiple_choice",
+    "ForTokenClassification": "token_classification",
+    "ForQuestionAnswering": "question_answering",
+    "ForQuestionAnsweringSimple": "question_answering",
+    "ForNextSentencePrediction": "next_sentence",
+    "ForCausalLM": "causal_lm",
+}
+
+
+def architecture_kind(architecture, source):
+    """The kind of transformers' class `architecture` (its suffix); ConfigError for an unknown one."""
+    for suffix in sorted(ARCHITECTURE_KINDS, key=len, reverse=True):
+        if architecture.endswith(suffix):
+            return ARCHITECTURE_KINDS[suffix]
+    raise ConfigError(f"{source}: architecture {architecture!r} is not one keras_pretrain knows "
+                      f"(*{', *'.join(ARCHITECTURE_KINDS)}).")
+
+
+def num_labels(config, source):
+    """`(num_labels, problem_type)` of a sequence-classification `config.json`."""
+    labels = config.get("id2label")
+    count = len(labels) if isinstance(labels, dict) and labels else config.get("num_labels", 2)
+    problem = config.get("problem_type") or ("regression" if count == 1 else "single_label_classification")
+    if problem not in PROBLEM_TYPES:
+        raise ConfigError(f"{source}: problem_type {problem!r} is not one of {PROBLEM_TYPES}.")
+    return count, problem
+
+
+def build_sequence_classifier(task_class, dropout_key="classifier_dropout"):
+    """The default `HFHead.build`: `task_class(backbone, num_classes, problem_type=...)` (the head's dropout
+    from `dropout_key` when the config sets it)."""
+
+    def build(backbone, config, source):
+        count, problem = num_labels(config, source)
+        dropout = config.get(dropout_key)
+        return task_class(backbone, num_classes=count, problem_type=problem,
+                          **({} if dropout is None else {"dropout": dropout}))
+
+    return build
+
+
+def sequence_classifier_config(task):
+    """The default `HFHead.to_config`: `num_labels` (as `id2label`) and `problem_type`."""
+    labels = {str(i): f"LABEL_{i}" for i in range(task.num_classes)}
+    return {"id2label": labels, "label2id": {v: int(k) for k, v in labels.items()},
+            "problem_type": task.problem_type}
+
+
+def is_sequence_classifier(model):
+    from keras_pretrain.tasks import SequenceClassifier
+
+    return isinstance(model, SequenceClassifier)
+
+
+def sequence_classification(task, place, names, dropout_key="classifier_dropout"):
+    """The `HFHead` of a family's `*ForSequenceClassification` (any `SequenceClassifier` exports as it)."""
+
+    def build(backbone, config, source):
+        return build_sequence_classifier(resolve(task), dropout_key)(backbone, config, source)
+
+    return HFHead("sequence_classification", task, place, names=names, build=build, matches=is_sequence_classifier)
+
+
+def bert_style_hf_config(backbone, activation):
+    """The inverse of `bert_style_config`: `config.json` keys of a BERT-style backbone.
+
+    `activation`: `name -> ` transformers' name (`keras_pretrain.models.huggingface_export.hf_activation`).
+    """
+    return {
+        "vocab_size": backbone.vocabulary_size,
+        "hidden_size": backbone.hidden_dim,
+        "num_hidden_layers": backbone.num_layers,
+        "num_attention_heads": backbone.num_heads,
+        "intermediate_size": backbone.intermediate_dim,
+        "hidden_dropout_prob": backbone.dropout,
+        "attention_probs_dropout_prob": backbone.dropout,
+        "max_position_embeddings": backbone.max_sequence_length,
+        "type_vocab_size": backbone.num_segments,
+        "hidden_act": activation(backbone.activation),
+        "layer_norm_eps": backbone.layer_norm_epsilon,
+        "initializer_range": backbone.initializer_range,
+    }
 
 
 def resolve(name):
@@ -169,7 +317,7 @@ def build_and_load(backbone_cls, pretrainer_cls, kwargs, loader, pretrainer, loa
     return model
 
 
-def convert_huggingface(spec, folder, pretrainer=False, lowercase=None):
+def convert_huggingface(spec, folder, pretrainer=False, lowercase=None, task=False):
     """A local Hugging Face folder -> `(model, tokenizer)` for the family `spec`.
 
     Args:
@@ -180,15 +328,63 @@ def convert_huggingface(spec, folder, pretrainer=False, lowercase=None):
             instead of the bare backbone.
         lowercase: the tokenizer's casing; None: chosen by
             `keras_pretrain.casing` (printed).
+        task: follow `config.json`'s `architectures`: the task model with its
+            fine-tuned head (`HFHead`), the pretrainer for a pretraining one;
+            an architecture with no task here is a ConfigError naming it.
+            False: the backbone, printing which head is skipped.
     """
-    kwargs = hf_config(spec, folder)
-    loader = hf_loader(folder, ignore=spec.ignore if pretrainer else spec.ignore + spec.heads)
+    path = os.path.join(folder, CONFIG)
+    config = read_json(path)
+    kwargs = spec.config(config, path)
+    head, skipped = None, None
+    if not pretrainer:
+        kind, architecture = folder_kind(spec, config, path)
+        if kind == "pretrainer" and task:
+            pretrainer = True
+        elif kind not in ("backbone", "pretrainer"):
+            head = spec.task_head(kind)
+            if task and head is None:
+                raise ConfigError(
+                    f"{path}: architecture {architecture!r} ({kind.replace('_', ' ')}) has no keras_pretrain "
+                    f"task for this family yet; convert.load(..., task=False) loads the backbone alone."
+                )
+            if not task:
+                skipped, head = architecture, None
+        elif kind == "pretrainer":
+            skipped = architecture
+    if head is not None:  # the head's own weights must all be used
+        ignore = spec.ignore + tuple(p for p in spec.heads if p not in head.names)
+    else:
+        ignore = spec.ignore if pretrainer else spec.ignore + spec.heads
+    loader = hf_loader(folder, ignore=ignore)
+    if skipped and spec.prefix:  # a backbone from a task folder: the head is what lies outside the prefix
+        loader.ignore += tuple(sorted(n for n in loader.names if not n.startswith(spec.prefix)))
     task_kwargs = spec.prepare(loader, kwargs, pretrainer) if spec.prepare else None
-    model = build_and_load(
-        resolve(spec.backbone), resolve(spec.pretrainer) if pretrainer else None, kwargs, loader,
-        pretrainer, spec.load_backbone, spec.load_heads, task_kwargs,
-    )
+    if head is not None:
+        backbone = resolve(spec.backbone)(**kwargs)
+        build = head.build or build_sequence_classifier(resolve(head.task))
+        model = build(backbone, config, path)
+        spec.load_backbone(backbone, loader)
+        head.place(model, loader)
+    else:
+        model = build_and_load(
+            resolve(spec.backbone), resolve(spec.pretrainer) if pretrainer else None, kwargs, loader,
+            pretrainer, spec.load_backbone, spec.load_heads, task_kwargs,
+        )
     if spec.after_load is not None:
         spec.after_load(model, loader, pretrainer)
     loader.finish()
+    if skipped:
+        print(f"{path}: {skipped}: loaded the backbone; its head is skipped (task=False)", flush=True)
     return model, load_tokenizer(spec, folder, lowercase)
+
+
+def folder_kind(spec, config, path):
+    """`(kind, architecture)` of a folder from `config.json`'s `architectures` ("backbone" when absent)."""
+    architectures = config.get("architectures") or []
+    if not isinstance(architectures, list) or not all(isinstance(a, str) for a in architectures):
+        raise ConfigError(f"{path}: architectures must be a list of class names; found {architectures!r}.")
+    if not architectures:
+        return "backbone", None
+    architecture = architectures[0]
+    return architecture_kind(architecture, path), architecture

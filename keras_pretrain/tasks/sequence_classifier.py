@@ -4,6 +4,8 @@ import keras
 import keras_hub
 from keras import ops
 
+from keras_pretrain.errors import ConfigError
+from keras_pretrain.losses import PROBLEM_TYPES
 from keras_pretrain.losses import classification_loss
 from keras_pretrain.models.backbone import int_inputs
 from keras_pretrain.models.task import TaskMixin
@@ -55,6 +57,9 @@ class SequenceClassifier(TaskMixin, keras_hub.models.TextClassifier):
         dropout: float, or None for the family's default (`SequenceSummary.dropout`).
         trainable_backbone: bool, for token states computed by a layer of their own (ELMo's biLM is frozen
             by default, the feature-based use of the paper).
+        problem_type: "single_label_classification" (softmax cross-entropy), "regression" (`num_classes`
+            outputs, mean squared error) or "multi_label_classification" (sigmoid binary cross-entropy): the
+            loss `compile()` chooses by default, as transformers' `problem_type`. The logits are the same.
 
     `fit()` takes `(x, labels)` with `x` the model inputs (or strings when a preprocessor is set), or a
     feature dict with a `label` / `labels` entry (inputs by any of their usual names; missing segment / task
@@ -65,7 +70,9 @@ class SequenceClassifier(TaskMixin, keras_hub.models.TextClassifier):
     preprocessor_cls = None
 
     def __init__(self, backbone, num_classes, preprocessor=None, dropout=None, trainable_backbone=False,
-                 **kwargs):
+                 problem_type="single_label_classification", **kwargs):
+        if problem_type not in PROBLEM_TYPES:
+            raise ConfigError(f"problem_type {problem_type!r} is not one of {PROBLEM_TYPES}.")
         summary, token_states = family_behaviour(backbone)
         dropout = summary.dropout if dropout is None else dropout
         # === Layers ===
@@ -73,6 +80,7 @@ class SequenceClassifier(TaskMixin, keras_hub.models.TextClassifier):
         self.preprocessor = preprocessor
         self._summary, self._token_states = summary, token_states
         self.trainable_backbone = trainable_backbone
+        self.problem_type = problem_type  # before the functional init, which compiles
         self._make_head(backbone, num_classes, dropout, summary, token_states)
 
         # === Functional Model ===
@@ -130,6 +138,8 @@ class SequenceClassifier(TaskMixin, keras_hub.models.TextClassifier):
     def get_config(self):
         config = keras_hub.models.Task.get_config(self)
         config.update({"num_classes": self.num_classes, "dropout": self.dropout})
+        if self.problem_type != PROBLEM_TYPES[0]:
+            config["problem_type"] = self.problem_type
         if self._token_states.layer is not None:
             config["trainable_backbone"] = self.trainable_backbone
         return config
@@ -154,8 +164,11 @@ class SequenceClassifier(TaskMixin, keras_hub.models.TextClassifier):
         return families.family_of(self.backbone).default_fine_tuning_optimizer()
 
     def default_compile_args(self):
-        return {
-            "optimizer": self.default_optimizer(),
-            "loss": classification_loss(),
-            "metrics": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
-        }
+        if self.problem_type == "regression":
+            loss, metrics = keras.losses.MeanSquaredError(name="loss"), [keras.metrics.MeanSquaredError(name="mse")]
+        elif self.problem_type == "multi_label_classification":
+            loss = keras.losses.BinaryCrossentropy(from_logits=True, name="loss")
+            metrics = [keras.metrics.BinaryAccuracy(threshold=0.0, name="accuracy")]  # logits: 0 is p = 0.5
+        else:
+            loss, metrics = classification_loss(), [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]
+        return {"optimizer": self.default_optimizer(), "loss": loss, "metrics": metrics}

@@ -21,6 +21,10 @@ from keras_pretrain.errors import ConfigError
 from keras_pretrain.layers.activations import HF_ACTIVATIONS
 from keras_pretrain.layers.activations import TF1_ACTIVATIONS
 from keras_pretrain.models import conversion
+from keras_pretrain.models import huggingface_export
+from keras_pretrain.models.bert import bert_convert
+from keras_pretrain.models.huggingface_export import hf_activation
+from keras_pretrain.models.huggingface_export import sentencepiece_files
 from keras_pretrain.models.block_weights import load_bert_embeddings
 from keras_pretrain.models.block_weights import load_bert_heads
 from keras_pretrain.models.block_weights import load_dense
@@ -159,12 +163,31 @@ def hf_sentencepiece_tokenizer(paths, lowercase, options):
     return sentencepiece_tokenizer(paths[0], lowercase, options.get("keep_accents", False))
 
 
+def prepare(loader, kwargs, pretrainer):
+    """The SOP head only when the folder has one (`AlbertForPreTraining`; `AlbertForMaskedLM` has none)."""
+    return {"sentence_head": "sop_classifier.classifier.weight" in loader}
+
+
+def to_hf_config(backbone):
+    config = conversion.bert_style_hf_config(backbone, hf_activation)
+    config.update(embedding_size=backbone.embedding_dim, num_hidden_groups=backbone.num_groups,
+                  inner_group_num=backbone.num_inner_repetitions,
+                  classifier_dropout_prob=0.1)
+    return config
+
+
 HF_SPEC = conversion.HFSpec(
     backbone="keras_pretrain.models.albert.albert_backbone:AlbertBackbone",
     pretrainer="keras_pretrain.models.albert.albert_pretrainer:AlbertPretrainer",
     config=hf_backbone_config, load_backbone=load_hf_backbone, load_heads=load_hf_heads,
     ignore=HF_IGNORE, heads=("predictions.*", "sop_classifier.*"),
     tokenizer_files=("spiece.model",), tokenizer=hf_sentencepiece_tokenizer, casing=True,
+    prepare=prepare, after_load=bert_convert.forgive_missing_pooler("albert."), left_out=bert_convert.pooler_not_in,
+    model_type="albert", architecture="Albert", prefix="albert.", to_config=to_hf_config,
+    pretrainer_suffix=bert_convert.pretrainer_suffix,
+    tasks=(conversion.sequence_classification("keras_pretrain.models.albert.albert_classifier:AlbertClassifier",
+                                              bert_convert.load_hf_classifier_head, ("classifier.*",)),),
+    write_tokenizer=sentencepiece_files("AlbertTokenizer"),
 )
 
 
@@ -172,13 +195,18 @@ def hf_config(folder):
     return conversion.hf_config(HF_SPEC, folder)
 
 
-def convert_huggingface(folder, pretrainer=False, lowercase=None):
-    """A local HF `AlbertModel` / `AlbertForPreTraining` folder -> ours.
+def convert_huggingface(folder, pretrainer=False, lowercase=None, task=False):
+    """A local HF `AlbertModel` / `AlbertForPreTraining` / `AlbertForSequenceClassification` folder -> ours.
 
     Returns `(model, tokenizer)`; the tokenizer comes from `spiece.model`
     (None when the folder has none).
     """
-    return conversion.convert_huggingface(HF_SPEC, folder, pretrainer, lowercase)
+    return conversion.convert_huggingface(HF_SPEC, folder, pretrainer, lowercase, task)
+
+
+def export_huggingface(model, folder, tokenizer=None):
+    """ALBERT backbone, pretrainer or classifier -> a Hugging Face folder."""
+    return huggingface_export.export_huggingface(HF_SPEC, model, folder, tokenizer)
 
 
 # --- The published archives -------------------------------------------------

@@ -21,6 +21,10 @@ from keras_pretrain.layers.activations import HF_ACTIVATIONS
 from keras_pretrain.layers.activations import TF1_ACTIVATIONS
 from keras_pretrain.models import conversion
 from keras_pretrain.models.block_weights import load_bert_encoder
+from keras_pretrain.models.block_weights import load_dense
+from keras_pretrain.models import huggingface_export
+from keras_pretrain.models.huggingface_export import hf_activation
+from keras_pretrain.models.huggingface_export import json_bytes
 from keras_pretrain.models.block_weights import load_bert_heads
 
 
@@ -67,12 +71,78 @@ def wordpiece_tokenizer(paths, lowercase, options):
     )
 
 
+def prepare(loader, kwargs, pretrainer):
+    """The next-sentence head only when the folder has one (`*ForPreTraining`; `*ForMaskedLM` has none)."""
+    return {"sentence_head": "cls.seq_relationship.weight" in loader}
+
+
+def forgive_missing_pooler(model_prefix):
+    """`after_load`: `*ForMaskedLM`, `*ForQuestionAnswering` and `*ForTokenClassification` folders have no
+    pooler (`add_pooling_layer=False`); ours stays as initialised (said so, unless the pretrainer, whose
+    heads never read it, was asked for)."""
+
+    def after_load(model, loader, pretrainer):
+        name = hf_prefix(loader, model_prefix) + "pooler.dense.weight"
+        if name not in loader and any(".pooler.dense." in p for p in loader.problems):
+            loader.problems = [p for p in loader.problems if ".pooler.dense." not in p]
+            if not pretrainer:
+                print(f"{loader.source}: no pooler ({name}); pooled_output's dense layer stays initialised",
+                      flush=True)
+
+    return after_load
+
+
+def pooler_not_in(architecture):
+    """The names a `*ForMaskedLM` export leaves out: transformers builds it without a pooler."""
+    return ("*pooler.*",) if architecture.endswith("ForMaskedLM") else ()
+
+
+def pretrainer_suffix(pretrainer):
+    return "ForPreTraining" if pretrainer.sentence_head is not None else "ForMaskedLM"
+
+
+def load_hf_classifier_head(classifier, loader):
+    """`*ForSequenceClassification`'s `classifier` Linear on the pooled `[CLS]` (BERT, ALBERT, ERNIE)."""
+    load_dense(loader, classifier.output_dense, *HF.dense("", "classifier"), HF.linear)
+
+
+def to_hf_config(backbone):
+    return conversion.bert_style_hf_config(backbone, hf_activation)
+
+
+def wordpiece_files(tokenizer_class):
+    """`write_tokenizer` of a WordPiece family: `vocab.txt` and `tokenizer_config.json`."""
+
+    def write(tokenizer):
+        vocabulary = tokenizer.get_vocabulary()
+        options = {
+            "tokenizer_class": tokenizer_class,
+            "do_lower_case": bool(tokenizer.bert_lowercase),
+            "strip_accents": bool(tokenizer.strip_accents),
+            "tokenize_chinese_chars": True,
+            "unk_token": tokenizer.oov_token if hasattr(tokenizer, "oov_token") else "[UNK]",
+            "cls_token": "[CLS]", "sep_token": "[SEP]", "pad_token": "[PAD]", "mask_token": "[MASK]",
+            # A literal "[MASK]" in the text is text, as in Google's tokenization.py and ours.
+            "split_special_tokens": True,
+        }
+        return {"vocab.txt": ("\n".join(vocabulary) + "\n").encode("utf-8"),
+                "tokenizer_config.json": json_bytes(options)}
+
+    return write
+
+
 HF_SPEC = conversion.HFSpec(
     backbone="keras_pretrain.models.bert.bert_backbone:BertBackbone",
     pretrainer="keras_pretrain.models.bert.bert_pretrainer:BertPretrainer",
     config=hf_backbone_config, load_backbone=load_hf_backbone, load_heads=load_hf_heads,
     ignore=HF_IGNORE, heads=("cls.*",),
     tokenizer_files=("vocab.txt",), tokenizer=wordpiece_tokenizer, casing=True, guess_casing=True,
+    prepare=prepare, after_load=forgive_missing_pooler("bert."), left_out=pooler_not_in,
+    model_type="bert", architecture="Bert", prefix="bert.", to_config=to_hf_config,
+    pretrainer_suffix=pretrainer_suffix,
+    tasks=(conversion.sequence_classification("keras_pretrain.models.bert.bert_classifier:BertClassifier",
+                                              load_hf_classifier_head, ("classifier.*",)),),
+    write_tokenizer=wordpiece_files("BertTokenizer"),
 )
 
 
@@ -103,8 +173,8 @@ def hf_tokenizer(folder, lowercase=None):
     return conversion.load_tokenizer(HF_SPEC, folder, lowercase)
 
 
-def convert_huggingface(folder, pretrainer=False, lowercase=None):
-    return conversion.convert_huggingface(HF_SPEC, folder, pretrainer, lowercase)
+def convert_huggingface(folder, pretrainer=False, lowercase=None, task=False):
+    return conversion.convert_huggingface(HF_SPEC, folder, pretrainer, lowercase, task)
 
 
 def convert_tf1(path, pretrainer=False, lowercase=None, extract_to=None, max_extract_bytes=None):
@@ -166,3 +236,9 @@ def _convert_tf1(root, prefix, pretrainer, lowercase, path):
         lowercase = choose_lowercase(vocab, lowercase, names=(folder, path), vocab=vocab)
         tokenizer = BertTokenizer(vocabulary=vocab, lowercase=lowercase)
     return model, tokenizer
+
+
+def export_huggingface(model, folder, tokenizer=None):
+    """A `BertBackbone`, `BertPretrainer` or BERT classifier -> a Hugging Face folder (`BertModel`,
+    `BertForPreTraining` / `BertForMaskedLM`, `BertForSequenceClassification`)."""
+    return huggingface_export.export_huggingface(HF_SPEC, model, folder, tokenizer)

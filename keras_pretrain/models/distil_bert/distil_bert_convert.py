@@ -10,8 +10,11 @@ from keras_pretrain.errors import ConfigError
 from keras_pretrain.layers.activations import HF_ACTIVATIONS
 from keras_pretrain.layers.activations import translate_activation
 from keras_pretrain.models import conversion
+from keras_pretrain.models import huggingface_export
 from keras_pretrain.models.bert import bert_convert
+from keras_pretrain.models.block_weights import load_dense
 from keras_pretrain.models.block_weights import load_layer_norm
+from keras_pretrain.models.huggingface_export import hf_activation
 from keras_pretrain.models.block_weights import load_masked_lm_head
 from keras_pretrain.models.block_weights import load_transformer_encoder
 
@@ -75,17 +78,48 @@ def load_hf_pretrainer(pretrainer, loader, model_prefix="distilbert."):
     load_hf_heads(pretrainer, loader)
 
 
+def load_hf_classifier_head(classifier, loader):
+    """`pre_classifier` (Dense(H, relu) on the first token) and `classifier`."""
+    load_dense(loader, classifier.head_dense, *HF.dense("", "pre_classifier"), HF.linear)
+    load_dense(loader, classifier.output_dense, *HF.dense("", "classifier"), HF.linear)
+
+
+def to_hf_config(backbone):
+    return {
+        "vocab_size": backbone.vocabulary_size, "dim": backbone.hidden_dim, "n_layers": backbone.num_layers,
+        "n_heads": backbone.num_heads, "hidden_dim": backbone.intermediate_dim, "dropout": backbone.dropout,
+        "attention_dropout": backbone.dropout, "max_position_embeddings": backbone.max_sequence_length,
+        "activation": hf_activation(backbone.activation), "initializer_range": backbone.initializer_range,
+        "sinusoidal_pos_embds": False, "pad_token_id": 0,
+    }
+
+
+def pretrainer_suffix(pretrainer):
+    return "ForMaskedLM"
+
+
 HF_SPEC = dataclasses.replace(
     bert_convert.HF_SPEC,
     backbone="keras_pretrain.models.distil_bert.distil_bert_backbone:DistilBertBackbone",
     pretrainer="keras_pretrain.models.distil_bert.distil_bert_pretrainer:DistilBertPretrainer",
     config=backbone_config, load_backbone=load_hf_backbone, load_heads=load_hf_heads,
-    ignore=HF_IGNORE,
+    ignore=HF_IGNORE, prepare=None, after_load=None,
     # A backbone can come from any DistilBertFor* folder: its heads stay unused.
     heads=("vocab_transform.*", "vocab_layer_norm.*", "vocab_projector.*", "pre_classifier.*", "classifier.*"),
+    model_type="distilbert", architecture="DistilBert", prefix="distilbert.", to_config=to_hf_config,
+    pretrainer_suffix=pretrainer_suffix,
+    tasks=(conversion.sequence_classification(
+        "keras_pretrain.models.distil_bert.distil_bert_classifier:DistilBertClassifier",
+        load_hf_classifier_head, ("pre_classifier.*", "classifier.*"), dropout_key="seq_classif_dropout"),),
+    write_tokenizer=bert_convert.wordpiece_files("DistilBertTokenizer"),
 )
 
 
-def convert_huggingface(folder, pretrainer=False, lowercase=None):
-    """A Hugging Face DistilBERT folder -> `DistilBertPretrainer` or `DistilBertBackbone`."""
-    return conversion.convert_huggingface(HF_SPEC, folder, pretrainer, lowercase)
+def convert_huggingface(folder, pretrainer=False, lowercase=None, task=False):
+    """A Hugging Face DistilBERT folder -> `DistilBertPretrainer`, `DistilBertBackbone` or classifier."""
+    return conversion.convert_huggingface(HF_SPEC, folder, pretrainer, lowercase, task)
+
+
+def export_huggingface(model, folder, tokenizer=None):
+    """DistilBERT backbone, pretrainer or classifier -> a Hugging Face folder."""
+    return huggingface_export.export_huggingface(HF_SPEC, model, folder, tokenizer)

@@ -4,6 +4,7 @@ import dataclasses
 
 from keras_pretrain.checkpoints.names import hf_prefix
 from keras_pretrain.models import conversion
+from keras_pretrain.models import huggingface_export
 from keras_pretrain.models.bert import bert_convert
 
 
@@ -26,23 +27,23 @@ def load_hf_pretrainer(pretrainer, loader, model_prefix="ernie."):
     bert_convert.load_hf_heads(pretrainer, loader)
 
 
-def prepare(loader, kwargs, pretrainer):
-    """The next-sentence head only when the folder has one (`ErnieForPreTraining`)."""
-    return {"sentence_head": "cls.seq_relationship.weight" in loader}
+def to_hf_config(backbone):
+    config = bert_convert.to_hf_config(backbone)
+    config.update(use_task_id=bool(backbone.use_task_id),
+                  task_type_vocab_size=backbone.task_type_vocab_size)
+    return config
 
 
-def after_load(model, loader, pretrainer):
-    if pretrainer and hf_prefix(loader, "ernie.") + "pooler.dense.weight" not in loader:
-        # ErnieForMaskedLM has no pooler: ours stays as initialised (the MLM head never reads it).
-        loader.problems = [p for p in loader.problems if ".pooler.dense." not in p]
-
-
+# BERT's spec (the next-sentence head and the pooler only when the folder has them), ERNIE's names.
 HF_SPEC = dataclasses.replace(
     bert_convert.HF_SPEC,
     backbone="keras_pretrain.models.ernie.ernie_backbone:ErnieBackbone",
     pretrainer="keras_pretrain.models.ernie.ernie_pretrainer:ErniePretrainer",
-    config=backbone_config, load_backbone=load_hf_backbone, prepare=prepare, after_load=after_load,
+    config=backbone_config, load_backbone=load_hf_backbone, after_load=bert_convert.forgive_missing_pooler("ernie."),
     heads=("cls.*", "classifier.*"),
+    model_type="ernie", architecture="Ernie", prefix="ernie.", to_config=to_hf_config,
+    tasks=(conversion.sequence_classification("keras_pretrain.models.ernie.ernie_classifier:ErnieClassifier",
+                                              bert_convert.load_hf_classifier_head, ("classifier.*",)),),
 )
 
 
@@ -50,11 +51,16 @@ def hf_config(folder):
     return conversion.hf_config(HF_SPEC, folder)
 
 
-def convert_huggingface(folder, pretrainer=False, lowercase=None):
+def export_huggingface(model, folder, tokenizer=None):
+    """ERNIE backbone, pretrainer or classifier -> a Hugging Face folder (`ErnieModel`, ...)."""
+    return huggingface_export.export_huggingface(HF_SPEC, model, folder, tokenizer)
+
+
+def convert_huggingface(folder, pretrainer=False, lowercase=None, task=False):
     """A Hugging Face ERNIE folder -> `ErniePretrainer` or `ErnieBackbone`.
 
     With `pretrainer=True` the next-sentence head is loaded when the folder
     has one (`ErnieForPreTraining`), left out otherwise (`ErnieForMaskedLM`,
     which also has no pooler).
     """
-    return conversion.convert_huggingface(HF_SPEC, folder, pretrainer, lowercase)
+    return conversion.convert_huggingface(HF_SPEC, folder, pretrainer, lowercase, task)

@@ -33,10 +33,16 @@ from keras_pretrain.checkpoints.names import HF
 from keras_pretrain.checkpoints.names import find_file
 from keras_pretrain.checkpoints.names import hf_prefix as model_prefix
 from keras_pretrain.checkpoints.weights import WeightLoader
+from keras_pretrain.checkpoints.weights import columns
+from keras_pretrain.checkpoints.weights import then
 from keras_pretrain.errors import CheckpointFormatError
 from keras_pretrain.errors import ConfigError
+from keras_pretrain.errors import ExportError
 from keras_pretrain.layers.activations import translate_activation
 from keras_pretrain.models import conversion
+from keras_pretrain.models import huggingface_export
+from keras_pretrain.models.huggingface_export import bpe_files
+from keras_pretrain.models.huggingface_export import hf_activation
 from keras_pretrain.models.block_weights import load_dense
 from keras_pretrain.models.block_weights import load_layer_norm
 
@@ -72,8 +78,8 @@ def backbone_config(config, source):
 
 
 def _split(part, hidden_dim):
-    """Column block `part` (0 q, 1 k, 2 v) of a stacked c_attn array."""
-    return lambda w: w[..., part * hidden_dim : (part + 1) * hidden_dim]
+    """Column block `part` (0 q, 1 k, 2 v) of a stacked c_attn array (invertible: exports stack them back)."""
+    return columns(part, hidden_dim, 3)
 
 
 # The parts of one GPT-1 block, by their relative names in both layouts.
@@ -105,14 +111,13 @@ def load_decoder_block(loader, layer, names, hidden_dim, kernel=None):
         kernel: the transform of the dense weights into [in, out] (None:
             already so, as HF `Conv1D` weights are).
     """
-    as_kernel = kernel or (lambda w: w)
     attention = layer._self_attention_layer
     weight, bias = names["attn/c_attn"]
     for part, dense in enumerate(
         (attention._query_dense, attention._key_dense, attention._value_dense)
     ):
         split = _split(part, hidden_dim)
-        loader.assign(dense.kernel, weight, lambda w, split=split: split(as_kernel(w)), reshape=True)
+        loader.assign(dense.kernel, weight, then(kernel, split), reshape=True)
         loader.assign(dense.bias, bias, split, reshape=True)
     weight, bias = names["attn/c_proj"]
     loader.assign(attention._output_dense.kernel, weight, kernel, reshape=True)
@@ -138,10 +143,58 @@ def load_hf_backbone(backbone, loader):
         load_decoder_block(loader, layer, hf_block_names(f"{p}h.{i}."), backbone.hidden_dim)
 
 
+def load_hf_multiple_choice_head(classifier, loader):
+    """The double-heads `multiple_choice_head.summary` Linear(hidden, 1)."""
+    load_dense(loader, classifier.output_dense, *HF.dense("", "multiple_choice_head/summary"), HF.linear)
+
+
 def load_hf_classifier(classifier, loader):
     """Backbone plus the double-heads `multiple_choice_head.summary` Linear."""
     load_hf_backbone(classifier.backbone, loader)
-    load_dense(loader, classifier.output_dense, *HF.dense("", "multiple_choice_head/summary"), HF.linear)
+    load_hf_multiple_choice_head(classifier, loader)
+
+
+def check_double_heads(config, path):
+    if config.get("summary_activation") not in (None, "", "linear") or not config.get("summary_use_proj", True):
+        raise ConfigError(
+            f"{path}: only the default multiple-choice summary (a linear projection, "
+            f"no activation) is supported; found summary_activation="
+            f"{config.get('summary_activation')!r}, summary_use_proj={config.get('summary_use_proj')!r}."
+        )
+
+
+def build_multiple_choice(backbone, config, path, lm_weight=0.5):
+    """`OpenAIGPTDoubleHeadsModel` -> `GPTClassifier(task="multiple_choice")` (reads the last real token)."""
+    from keras_pretrain.models.gpt.gpt_classifier import GPTClassifier
+
+    check_double_heads(config, path)
+    return GPTClassifier(backbone, task="multiple_choice", lm_weight=lm_weight,
+                         dropout=config.get("summary_first_dropout", 0.1))
+
+
+def to_hf_config(backbone):
+    if backbone.intermediate_dim != 4 * backbone.hidden_dim:
+        raise ExportError(f"GPTBackbone(intermediate_dim={backbone.intermediate_dim}): transformers' OpenAIGPT "
+                          f"fixes it at 4 * hidden_dim ({4 * backbone.hidden_dim}).")
+    activations = {ours: theirs for theirs, ours in reversed(list(OPENAI_GPT_ACTIVATIONS.items()))}
+    return {
+        "vocab_size": backbone.vocabulary_size, "n_positions": backbone.max_sequence_length,
+        "n_embd": backbone.hidden_dim, "n_layer": backbone.num_layers, "n_head": backbone.num_heads,
+        "afn": hf_activation(backbone.activation, "GPT activation", activations),
+        "embd_pdrop": backbone.dropout, "attn_pdrop": backbone.dropout, "resid_pdrop": backbone.dropout,
+        "layer_norm_epsilon": backbone.layer_norm_epsilon, "initializer_range": backbone.initializer_range,
+    }
+
+
+def double_heads_config(classifier):
+    return {"summary_type": "cls_index", "summary_use_proj": True, "summary_activation": None,
+            "summary_proj_to_labels": True, "summary_first_dropout": classifier.dropout, "num_labels": 1}
+
+
+def is_multiple_choice(model):
+    from keras_pretrain.models.gpt.gpt_classifier import GPTClassifier
+
+    return isinstance(model, GPTClassifier) and model.task == "multiple_choice"
 
 
 # The LM head is tied to tokens_embed; the causal-mask buffers are derived.
@@ -165,8 +218,16 @@ HF_SPEC = conversion.HFSpec(
     backbone="keras_pretrain.models.gpt.gpt_backbone:GPTBackbone",
     pretrainer="keras_pretrain.models.gpt.gpt_causal_lm:GPTCausalLM",
     config=backbone_config, load_backbone=load_hf_backbone,
-    ignore=HF_IGNORE + ("multiple_choice_head.*",),
+    ignore=HF_IGNORE, heads=("multiple_choice_head.*", "score.*"),
     tokenizer_files=("vocab.json", "merges.txt"), tokenizer=gpt_tokenizer,
+    model_type="openai-gpt", architecture="OpenAIGPT", prefix="transformer.", probe="positions_embed.weight",
+    to_config=to_hf_config, pretrainer_suffix=lambda model: "LMHeadModel",
+    tasks=(conversion.HFHead("double_heads", "keras_pretrain.models.gpt.gpt_classifier:GPTClassifier",
+                             load_hf_multiple_choice_head, names=("multiple_choice_head.*",),
+                             build=build_multiple_choice, to_config=double_heads_config,
+                             matches=is_multiple_choice),),
+    write_tokenizer=bpe_files("OpenAIGPTTokenizer", lambda t: dict(t.vocabulary),
+                              lambda t: [" ".join(m) for m in t.merges], unk_token="<unk>"),
 )
 
 
@@ -182,17 +243,24 @@ def hf_tokenizer(folder):
 # --- Entry points (registered in keras_pretrain.convert) --------------------
 
 
-def convert_huggingface(folder, pretrainer=False):
-    """A local HF `openai-gpt` folder -> `GPTBackbone` or `GPTCausalLM`.
+def convert_huggingface(folder, pretrainer=False, task=False):
+    """A local HF `openai-gpt` folder -> `GPTBackbone`, `GPTCausalLM` or multiple-choice `GPTClassifier`.
 
     Args:
         folder: `config.json`, `model.safetensors` / `pytorch_model.bin`,
             and optionally `vocab.json` + `merges.txt`.
         pretrainer: return a `GPTCausalLM` (tied LM head) instead of the
-            backbone. Heads of `OpenAIGPTDoubleHeadsModel` are ignored here;
-            see `convert_huggingface_double_heads`.
+            backbone.
+        task: follow `architectures`: `OpenAIGPTDoubleHeadsModel` gives the
+            multiple-choice classifier (`convert_huggingface_double_heads`).
     """
-    return conversion.convert_huggingface(HF_SPEC, folder, pretrainer)
+    return conversion.convert_huggingface(HF_SPEC, folder, pretrainer, task=task)
+
+
+def export_huggingface(model, folder, tokenizer=None):
+    """GPT-1 backbone, causal LM or multiple-choice classifier -> a Hugging Face folder (`OpenAIGPTModel`,
+    `OpenAIGPTLMHeadModel`, `OpenAIGPTDoubleHeadsModel`)."""
+    return huggingface_export.export_huggingface(HF_SPEC, model, folder, tokenizer)
 
 
 def convert_huggingface_double_heads(folder, lm_weight=0.5):
@@ -204,19 +272,11 @@ def convert_huggingface_double_heads(folder, lm_weight=0.5):
     """
     from keras_pretrain.checkpoints.huggingface import hf_loader
     from keras_pretrain.models.gpt.gpt_backbone import GPTBackbone
-    from keras_pretrain.models.gpt.gpt_classifier import GPTClassifier
 
     path = os.path.join(folder, conversion.CONFIG)
     config = read_json(path)
-    if config.get("summary_activation") not in (None, "", "linear") or not config.get("summary_use_proj", True):
-        raise ConfigError(
-            f"{path}: only the default multiple-choice summary (a linear projection, "
-            f"no activation) is supported; found summary_activation="
-            f"{config.get('summary_activation')!r}, summary_use_proj={config.get('summary_use_proj')!r}."
-        )
-    backbone = GPTBackbone(**backbone_config(config, path))
-    classifier = GPTClassifier(backbone, task="multiple_choice", lm_weight=lm_weight,
-                               dropout=config.get("summary_first_dropout", 0.1))
+    check_double_heads(config, path)
+    classifier = build_multiple_choice(GPTBackbone(**backbone_config(config, path)), config, path, lm_weight)
     loader = hf_loader(folder, ignore=HF_IGNORE)
     load_hf_classifier(classifier, loader)
     loader.finish()

@@ -25,6 +25,10 @@ from keras_pretrain.errors import ConfigError
 from keras_pretrain.layers.activations import HF_ACTIVATIONS
 from keras_pretrain.layers.activations import translate_activation
 from keras_pretrain.models import conversion
+from keras_pretrain.models import huggingface_export
+from keras_pretrain.models.block_weights import load_dense
+from keras_pretrain.models.huggingface_export import bpe_files
+from keras_pretrain.models.huggingface_export import hf_activation
 from keras_pretrain.models.block_weights import load_bert_encoder
 from keras_pretrain.models.block_weights import load_layer_norm
 from keras_pretrain.models.block_weights import load_masked_lm_head
@@ -79,12 +83,35 @@ def bpe_tokenizer(paths, lowercase, options):
     return RobertaTokenizer(vocabulary=paths[0], merges=paths[1])
 
 
+def load_hf_classifier_head(classifier, loader):
+    """`RobertaClassificationHead`: `classifier.dense` (tanh) on `<s>`, then `classifier.out_proj`."""
+    load_dense(loader, classifier.head_dense, *HF.dense("", "classifier/dense"), HF.linear)
+    load_dense(loader, classifier.output_dense, *HF.dense("", "classifier/out_proj"), HF.linear)
+
+
+def to_hf_config(backbone):
+    config = conversion.bert_style_hf_config(backbone, hf_activation)
+    config.update(pad_token_id=backbone.padding_id, bos_token_id=0, eos_token_id=2)
+    return config
+
+
+def pretrainer_suffix(pretrainer):
+    return "ForMaskedLM"
+
+
 HF_SPEC = conversion.HFSpec(
     backbone="keras_pretrain.models.roberta.roberta_backbone:RobertaBackbone",
     pretrainer="keras_pretrain.models.roberta.roberta_pretrainer:RobertaPretrainer",
     config=backbone_config, load_backbone=load_hf_backbone, load_heads=load_hf_heads, prepare=prepare,
     ignore=HF_IGNORE, heads=("lm_head.*", "classifier.*"),
     tokenizer_files=("vocab.json", "merges.txt"), tokenizer=bpe_tokenizer, tokenizer_options=False,
+    model_type="roberta", architecture="Roberta", prefix="roberta.", to_config=to_hf_config,
+    pretrainer_suffix=pretrainer_suffix,
+    tasks=(conversion.sequence_classification("keras_pretrain.models.roberta.roberta_classifier:RobertaClassifier",
+                                              load_hf_classifier_head, ("classifier.*",)),),
+    write_tokenizer=bpe_files("RobertaTokenizer", lambda t: dict(t.vocabulary), lambda t: list(t.merges),
+                              bos_token="<s>", eos_token="</s>", sep_token="</s>", cls_token="<s>",
+                              unk_token="<unk>", pad_token="<pad>", mask_token="<mask>", add_prefix_space=False),
 )
 
 
@@ -93,13 +120,18 @@ def hf_tokenizer(folder):
     return conversion.load_tokenizer(HF_SPEC, folder)
 
 
-def convert_huggingface(folder, pretrainer=False):
+def export_huggingface(model, folder, tokenizer=None):
+    """RoBERTa backbone, pretrainer or classifier -> a Hugging Face folder (`RobertaModel`, ...)."""
+    return huggingface_export.export_huggingface(HF_SPEC, model, folder, tokenizer)
+
+
+def convert_huggingface(folder, pretrainer=False, task=False):
     """A Hugging Face RoBERTa folder -> `RobertaPretrainer` or `RobertaBackbone`.
 
     The pooler is loaded (`use_pooler=True`) when the backbone's weights hold
     one (`RobertaModel`); `RobertaForMaskedLM` folders have none.
     """
-    return conversion.convert_huggingface(HF_SPEC, folder, pretrainer)
+    return conversion.convert_huggingface(HF_SPEC, folder, pretrainer, task=task)
 
 
 # --- fairseq releases (model.pt + dict.txt; GPT-2's encoder.json + vocab.bpe) ---

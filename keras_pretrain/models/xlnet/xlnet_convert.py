@@ -19,9 +19,13 @@ from keras_pretrain.checkpoints.names import find_file
 from keras_pretrain.checkpoints.names import hf_prefix as model_prefix
 from keras_pretrain.errors import CheckpointFormatError
 from keras_pretrain.errors import ConfigError
+from keras_pretrain.errors import ExportError
 from keras_pretrain.layers.activations import HF_ACTIVATIONS
 from keras_pretrain.layers.activations import translate_activation
 from keras_pretrain.models import conversion
+from keras_pretrain.models import huggingface_export
+from keras_pretrain.models.huggingface_export import hf_activation
+from keras_pretrain.models.huggingface_export import sentencepiece_files
 from keras_pretrain.models.block_weights import load_dense
 from keras_pretrain.models.block_weights import load_layer_norm
 
@@ -82,11 +86,42 @@ def load_hf_pretrainer(pretrainer, loader):
     load_hf_heads(pretrainer, loader)
 
 
+def load_hf_classifier_head(classifier, loader):
+    """`XLNetForSequenceClassification`'s `sequence_summary.summary` (tanh, last token) and `logits_proj`."""
+    load_dense(loader, classifier.summary_dense, *HF.dense("", "sequence_summary/summary"), HF.linear)
+    load_dense(loader, classifier.output_dense, *HF.dense("", "logits_proj"), HF.linear)
+
+
 def load_hf_classifier(classifier, loader):
     """`XLNetForSequenceClassification` -> `XLNetClassifier`."""
     load_hf_backbone(classifier.backbone, loader)
-    load_dense(loader, classifier.summary_dense, *HF.dense("", "sequence_summary/summary"), HF.linear)
-    load_dense(loader, classifier.output_dense, *HF.dense("", "logits_proj"), HF.linear)
+    load_hf_classifier_head(classifier, loader)
+
+
+def to_hf_config(backbone):
+    if not backbone.untie_r:
+        raise ExportError("XLNetBackbone(untie_r=False): transformers' XLNet keeps one set of relative "
+                          "biases per layer (untie_r=True) only.")
+    return {
+        "vocab_size": backbone.vocabulary_size, "d_model": backbone.hidden_dim, "n_layer": backbone.num_layers,
+        "n_head": backbone.num_heads, "d_head": backbone.hidden_dim // backbone.num_heads,
+        "d_inner": backbone.intermediate_dim, "ff_activation": hf_activation(backbone.activation),
+        "untie_r": True, "attn_type": backbone.attn_type, "mem_len": backbone.mem_len,
+        "reuse_len": backbone.reuse_len, "clamp_len": backbone.clamp_len, "same_length": backbone.same_length,
+        "bi_data": backbone.bi_data, "dropout": backbone.dropout, "layer_norm_eps": backbone.layer_norm_epsilon,
+        "initializer_range": backbone.initializer_range,
+    }
+
+
+def classifier_config(classifier):
+    config = conversion.sequence_classifier_config(classifier)
+    config.update(summary_type="last", summary_use_proj=True, summary_activation="tanh",
+                  summary_last_dropout=classifier.dropout)
+    return config
+
+
+def pretrainer_suffix(pretrainer):
+    return "LMHeadModel"
 
 
 # The output embedding is tied to the word embedding.
@@ -105,12 +140,33 @@ def sentencepiece_tokenizer(paths, lowercase, options):
     return XLNetTokenizer(proto=paths[0], lowercase=lowercase)
 
 
+def check_summary(config, source):
+    """Only XLNet's published classification summary: the last token, a tanh projection."""
+    for key, value in (("summary_type", "last"), ("summary_use_proj", True), ("summary_activation", "tanh")):
+        if config.get(key, value) != value:
+            raise ConfigError(f"{source}: {key}={config[key]!r} is not supported (XLNetClassifier: {value!r}).")
+
+
+def build_classifier(backbone, config, source):
+    check_summary(config, source)
+    return conversion.build_sequence_classifier(
+        conversion.resolve("keras_pretrain.models.xlnet.xlnet_classifier:XLNetClassifier"),
+        dropout_key="summary_last_dropout")(backbone, config, source)
+
+
 HF_SPEC = conversion.HFSpec(
     backbone="keras_pretrain.models.xlnet.xlnet_backbone:XLNetBackbone",
     pretrainer="keras_pretrain.models.xlnet.xlnet_pretrainer:XLNetPretrainer",
     config=backbone_config, load_backbone=load_hf_backbone, load_heads=load_hf_heads,
     ignore=HF_IGNORE, heads=HF_HEADS,
     tokenizer_files=("spiece.model",), tokenizer=sentencepiece_tokenizer, casing=False,
+    model_type="xlnet", architecture="XLNet", prefix="transformer.", probe="word_embedding.weight",
+    to_config=to_hf_config, pretrainer_suffix=pretrainer_suffix,
+    tasks=(conversion.HFHead("sequence_classification", "keras_pretrain.models.xlnet.xlnet_classifier:XLNetClassifier",
+                             load_hf_classifier_head, names=("sequence_summary.*", "logits_proj.*"),
+                             build=build_classifier, to_config=classifier_config,
+                             matches=conversion.is_sequence_classifier),),
+    write_tokenizer=sentencepiece_files("XLNetTokenizer", keep_accents=False),
 )
 
 
@@ -123,9 +179,15 @@ def hf_tokenizer(folder, lowercase=None):
     return conversion.load_tokenizer(HF_SPEC, folder, lowercase)
 
 
-def convert_huggingface(folder, pretrainer=False, lowercase=None):
-    """A local HF XLNet folder -> `XLNetBackbone` (or `XLNetPretrainer`), tokenizer."""
-    return conversion.convert_huggingface(HF_SPEC, folder, pretrainer, lowercase)
+def convert_huggingface(folder, pretrainer=False, lowercase=None, task=False):
+    """A local HF XLNet folder -> `XLNetBackbone` (or `XLNetPretrainer`, `XLNetClassifier`), tokenizer."""
+    return conversion.convert_huggingface(HF_SPEC, folder, pretrainer, lowercase, task)
+
+
+def export_huggingface(model, folder, tokenizer=None):
+    """XLNet backbone, pretrainer or classifier -> a Hugging Face folder (`XLNetModel`, `XLNetLMHeadModel`,
+    `XLNetForSequenceClassification`)."""
+    return huggingface_export.export_huggingface(HF_SPEC, model, folder, tokenizer)
 
 
 # --- The original TF1 release (zihangdai/xlnet, also the Chinese XLNet) ------
