@@ -61,7 +61,7 @@ def read_model(source, pretrainer=False):
                                 "published release).")
     from keras_pretrain import convert
 
-    model, tokenizer = convert.load(source, pretrainer=pretrainer)
+    model, tokenizer = convert.load(source, pretrainer=pretrainer, task=pretrainer)
     if families.family_of(model).vocabulary.characters:
         tokenizer = None  # ELMo's converter returns its word list; the module's encoder reads strings
     return model, tokenizer

@@ -231,7 +231,7 @@ def _release(path):
         detect(path)
     except CheckpointFormatError:
         return None  # read_metadata says what is wrong with the module folder
-    return convert.load(path)[0]
+    return convert.load(path, task=False)[0]
 
 
 def load_model(path, metadata=None):

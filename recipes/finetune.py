@@ -128,7 +128,7 @@ def load_release(parser, source, lowercase=None):
         if lowercase is not None and not (families.get(family).casing and not families.get(family).vocabulary.characters):
             parser.error(f"--from: --lowercase does not apply to {source!r} (its {family} tokenizer has no "
                          "casing option)")
-        model, tokenizer = convert.load(source, **({} if lowercase is None else {"lowercase": lowercase}))
+        model, tokenizer = convert.load(source, task=False, **({} if lowercase is None else {"lowercase": lowercase}))
     except (CheckpointFormatError, ConfigError) as e:
         parser.error(f"--from: {source!r} is not a pretraining run (pretrainer.keras), a module folder "
                      f"(metadata.json) or a release keras_pretrain.convert.load reads: {e}")

@@ -157,7 +157,8 @@ def bpe_files(tokenizer_class, vocabulary, merges, **options):
     `tokenizer_config.json`. `vocabulary(tokenizer)` -> {token: id}, `merges(tokenizer)` -> ["a b", ...]."""
 
     def write(tokenizer):
-        lines = ["#version: 0.2"] + [m if isinstance(m, str) else " ".join(m) for m in merges(tokenizer)]
+        rules = [m if isinstance(m, str) else " ".join(m) for m in merges(tokenizer)]
+        lines = ["#version: 0.2"] + [m for m in rules if not m.startswith("#version")]  # keras-hub keeps it
         config = {"tokenizer_class": tokenizer_class, "split_special_tokens": True, **options}
         return {"vocab.json": json_bytes(vocabulary(tokenizer)),
                 "merges.txt": ("\n".join(lines) + "\n").encode("utf-8"),

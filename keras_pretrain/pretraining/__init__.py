@@ -209,7 +209,7 @@ def initial_model(family, settings):
     try:  # ELMo's softmax is over a word list of its own: the job makes a new one
         model, tokenizer = convert.load(settings.init, pretrainer=not family.vocabulary.characters)
     except CheckpointFormatError as e:
-        model, tokenizer = convert.load(settings.init)
+        model, tokenizer = convert.load(settings.init, task=False)
         print(f"--init {settings.init}: no pretraining heads to load ({str(e).splitlines()[0][:160]}...); "
               "the heads start from random weights", flush=True)
     backbone = getattr(model, "backbone", model)
