@@ -227,3 +227,23 @@ def test_activation_names_are_translated_back(tmp_path):
 def _saved(folder, model):
     model.save_pretrained(str(folder))
     return str(folder)
+
+
+class _Payload:
+    def __reduce__(self):
+        return (os.system, ("touch PAYLOAD_RAN",))
+
+
+def test_a_task_folder_pickle_runs_no_code(tmp_path, monkeypatch):
+    """A fine-tuned head comes through the same restricted reader: a `pytorch_model.bin` holding code is
+    refused, and the code never runs."""
+    monkeypatch.chdir(tmp_path)
+    hf_model("bert", "ForSequenceClassification").config.save_pretrained(str(tmp_path / "hf"))
+    state = {k: v for k, v in hf_model("bert", "ForSequenceClassification").state_dict().items()}
+    state["classifier.bias"] = _Payload()
+    torch.save(state, str(tmp_path / "hf" / "pytorch_model.bin"))
+    from keras_pretrain.errors import CheckpointFormatError
+
+    with pytest.raises(CheckpointFormatError, match="pytorch_model.bin"):
+        convert.load(str(tmp_path / "hf"))
+    assert not (tmp_path / "PAYLOAD_RAN").exists()
