@@ -189,18 +189,16 @@ class Family:
 
     def converter(self, source):
         """The importer of `source` ("huggingface", "tf1", ...): a function, imported."""
-        if source not in self.converters:
-            formats = sorted(self.converters) or "none"
-            raise ConfigError(f"No {source} converter for family {self.name!r}; its formats: {formats}.")
-        module, function = self.converters[source].split(":")
-        return getattr(importlib.import_module(module), function)
+        return self._function(self.converters, source, "converter", "formats")
 
     def exporter(self, target):
         """The exporter to `target` ("huggingface", "bilm"): a function, imported."""
-        if target not in self.exporters:
-            formats = sorted(self.exporters) or "none"
-            raise ConfigError(f"No {target} export for family {self.name!r}; its export formats: {formats}.")
-        module, function = self.exporters[target].split(":")
+        return self._function(self.exporters, target, "export", "export formats")
+
+    def _function(self, table, key, what, kinds):
+        if key not in table:
+            raise ConfigError(f"No {key} {what} for family {self.name!r}; its {kinds}: {sorted(table) or 'none'}.")
+        module, function = table[key].split(":")
         return getattr(importlib.import_module(module), function)
 
 
@@ -281,7 +279,7 @@ for _family in (
            objective="full_sentences", masking="token", dynamic=True, casing=False,
            demo_config={**TINY_ENCODER, "padding_id": 0}, position_offset=2, huggingface=("roberta",), exporters=_to_hf("roberta"),
            converters={**_hf("roberta"), "fairseq": "keras_pretrain.models.roberta.roberta_convert:convert_fairseq"},
-           summary=_ROBERTA_SUMMARY,
+           summary=_ROBERTA_SUMMARY, keras_preprocessor="RobertaPreprocessor",
            fine_tuning_optimizer=_adamw(2e-5, weight_decay=0.1, beta_2=0.98, epsilon=1e-6),
            **{**_ENCODER, "contract": contracts.ROBERTA, "packing": packings.ROBERTA}),
     # DistilBERT's head (`DistilBertForSequenceClassification`): `pre_classifier` Dense(H, relu) on the
@@ -301,7 +299,7 @@ for _family in (
            packing=packings.GPT, vocabulary=BPE, kind=CAUSAL_LM, objective=CAUSAL_LM, objectives=(CAUSAL_LM,),
            casing=False, demo_config=TINY_ENCODER, huggingface=("openai-gpt",), exporters=_to_hf("gpt"),
            summary=summaries.SequenceSummary(summaries.ExtractToken, initializer=initializers.normal_kernel_initializer),
-           preprocessor=f"{_TEXT}:GPTTextPreprocessor",
+           preprocessor=f"{_TEXT}:GPTTextPreprocessor", keras_preprocessor="GPTPreprocessor",
            fine_tuning_optimizer=_adamw(6.25e-5, weight_decay=0.01),
            converters={**_hf("gpt"), "openai": "keras_pretrain.models.gpt.gpt_convert:convert_openai"}),
     # XLNet's head (`XLNetForSequenceClassification`, `summary_type="last"`): Dense(H, tanh) on the last
@@ -309,7 +307,7 @@ for _family in (
     Family("xlnet", "XLNetBackbone", "XLNetPretrainer", "XLNetClassifier", "XLNetTokenizer",
            contract=contracts.XLNET, packing=packings.XLNET, vocabulary=WORDPIECE, kind=PERMUTATION_LM,
            objective=PERMUTATION_LM, objectives=(PERMUTATION_LM,), demo_config=TINY_ENCODER, positions=False,
-           huggingface=("xlnet",), exporters=_to_hf("xlnet"),
+           huggingface=("xlnet",), exporters=_to_hf("xlnet"), keras_preprocessor="XLNetPreprocessor",
            summary=summaries.SequenceSummary(summaries.LastToken, activation="tanh", projection="summary_dense",
                                              projection_name="summary", initializer=initializers.normal_kernel_initializer),
            fine_tuning_optimizer=_adamw(2e-5, weight_decay=0.01),
@@ -321,7 +319,8 @@ for _family in (
            summary=summaries.SequenceSummary(summaries.MaskedMean, output_dropout=False, initializer=None),
            token_states=summaries.TokenStates("keras_pretrain.models.elmo:ElmoEmbedder", attribute="embedder",
                                               layer_name="elmo", characters=True),
-           preprocessor=f"{_TEXT}:ElmoTextPreprocessor", fine_tuning_optimizer=_adam(1e-3),
+           preprocessor=f"{_TEXT}:ElmoTextPreprocessor", keras_preprocessor="ElmoPreprocessor",
+           fine_tuning_optimizer=_adam(1e-3),
            demo_config={"num_layers": 2, "hidden_dim": 64, "lstm_dim": 256, "num_highway": 1,
                         "filters": [[1, 32], [2, 32], [3, 64], [4, 128]]},
            exporters={"bilm": "keras_pretrain.models.elmo.elmo_export:export_bilm"},

@@ -172,13 +172,16 @@ class HFHead:
     matches: Optional[Callable] = None
 
 
+BACKBONE, PRETRAINER = "backbone", "pretrainer"  # the kinds every family converts (tasks: `HFHead.kind`)
+BASE_KINDS = (BACKBONE, PRETRAINER)
+
 # transformers' class-name suffixes -> the kind of model they hold. A family converts the kinds it has
 # heads for (`HFSpec.tasks`; "backbone" and "pretrainer" always); the others are named in a clear error.
 ARCHITECTURE_KINDS = {
-    "Model": "backbone",
-    "ForPreTraining": "pretrainer",
-    "ForMaskedLM": "pretrainer",
-    "LMHeadModel": "pretrainer",
+    "Model": BACKBONE,
+    "ForPreTraining": PRETRAINER,
+    "ForMaskedLM": PRETRAINER,
+    "LMHeadModel": PRETRAINER,
     "ForSequenceClassification": "sequence_classification",
     "DoubleHeadsModel": "double_heads",
     "ForMultipleChoice": "multiple_choice",
@@ -339,9 +342,9 @@ def convert_huggingface(spec, folder, pretrainer=False, lowercase=None, task=Fal
     head, skipped = None, None
     if not pretrainer:
         kind, architecture = folder_kind(spec, config, path)
-        if kind == "pretrainer" and task:
+        if kind == PRETRAINER and task:
             pretrainer = True
-        elif kind not in ("backbone", "pretrainer"):
+        elif kind not in BASE_KINDS:
             head = spec.task_head(kind)
             if task and head is None:
                 raise ConfigError(
@@ -350,7 +353,7 @@ def convert_huggingface(spec, folder, pretrainer=False, lowercase=None, task=Fal
                 )
             if not task:
                 skipped, head = architecture, None
-        elif kind == "pretrainer":
+        elif kind == PRETRAINER:
             skipped = architecture
     if head is not None:  # the head's own weights must all be used
         ignore = spec.ignore + tuple(p for p in spec.heads if p not in head.names)
@@ -385,6 +388,6 @@ def folder_kind(spec, config, path):
     if not isinstance(architectures, list) or not all(isinstance(a, str) for a in architectures):
         raise ConfigError(f"{path}: architectures must be a list of class names; found {architectures!r}.")
     if not architectures:
-        return "backbone", None
+        return BACKBONE, None
     architecture = architectures[0]
     return architecture_kind(architecture, path), architecture

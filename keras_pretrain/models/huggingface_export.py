@@ -24,6 +24,8 @@ from keras_pretrain.checkpoints.weights import WeightWriter
 from keras_pretrain.errors import ExportError
 from keras_pretrain.layers.activations import HF_ACTIVATIONS
 from keras_pretrain.models.conversion import ARCHITECTURE_KINDS
+from keras_pretrain.models.conversion import BACKBONE
+from keras_pretrain.models.conversion import PRETRAINER
 from keras_pretrain.models.conversion import resolve
 from keras_pretrain.models.conversion import sequence_classifier_config
 
@@ -44,12 +46,12 @@ def hf_activation(name, what="activation", table=None):
 def model_kind(spec, model):
     """`(kind, head)`: "backbone", "pretrainer" (head None) or the kind of one of `spec.tasks`."""
     if isinstance(model, resolve(spec.backbone)):
-        return "backbone", None
+        return BACKBONE, None
     for head in spec.tasks:
         if head_matches(head, model):
             return head.kind, head
     if isinstance(model, resolve(spec.pretrainer)):
-        return "pretrainer", None
+        return PRETRAINER, None
     raise ExportError(
         f"{type(model).__name__}: no Hugging Face architecture for this model (exported: the backbone, the "
         f"pretrainer and the heads {[h.kind for h in spec.tasks]})."
@@ -64,9 +66,9 @@ def head_matches(head, model):
 
 def architecture(spec, kind, head, model):
     """transformers' class name of the folder (`config.json` `architectures`)."""
-    if kind == "backbone":
+    if kind == BACKBONE:
         suffix = "Model"
-    elif kind == "pretrainer":
+    elif kind == PRETRAINER:
         suffix = spec.pretrainer_suffix(model)
     else:
         suffix = head.suffix or next(s for s, k in ARCHITECTURE_KINDS.items() if k == kind)
@@ -77,11 +79,11 @@ def state_dict(spec, model, kind=None, head=None):
     """`{name: float32 array}`: the weights as the family's importer reads them from a Hugging Face folder."""
     if kind is None:
         kind, head = model_kind(spec, model)
-    backbone = model if kind == "backbone" else model.backbone
-    writer = WeightWriter(present=() if kind == "backbone" else (spec.prefix + spec.probe,),
+    backbone = model if kind == BACKBONE else model.backbone
+    writer = WeightWriter(present=() if kind == BACKBONE else (spec.prefix + spec.probe,),
                           source=f"exporting {type(model).__name__}")
     spec.load_backbone(backbone, writer)
-    if kind == "pretrainer" and spec.load_heads is not None:
+    if kind == PRETRAINER and spec.load_heads is not None:
         spec.load_heads(model, writer)
     if head is not None:
         head.place(model, writer)
@@ -93,7 +95,7 @@ def hf_config(spec, model, kind=None, head=None):
     """The `config.json` dict of `model`."""
     if kind is None:
         kind, head = model_kind(spec, model)
-    backbone = model if kind == "backbone" else model.backbone
+    backbone = model if kind == BACKBONE else model.backbone
     config = {"architectures": [architecture(spec, kind, head, model)], "model_type": spec.model_type}
     config.update(spec.to_config(backbone))
     if head is not None:
