@@ -38,7 +38,8 @@ def test_a_fine_tuned_folder_goes_out_again_with_its_head(fine_tuned, tmp_path):
     batch = tokenizer(["w1 w2 w3", "w4 w5"], padding=True, return_tensors="pt")
     with torch.no_grad():
         assert max_abs_diff(again(**batch).logits.numpy(), model(**batch).logits.numpy()) <= TOLERANCE
-    assert sorted(os.listdir(out)) == ["config.json", "model.safetensors", "tokenizer_config.json", "vocab.txt"]
+    assert sorted(os.listdir(out)) == ["config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json",
+                                       "vocab.txt"]
 
 
 def test_refuses_a_folder_that_holds_files(fine_tuned, tmp_path, capsys):

@@ -110,13 +110,52 @@ def to_hf_config(backbone):
     return conversion.bert_style_hf_config(backbone, hf_activation)
 
 
-def wordpiece_files(tokenizer_class):
-    """`write_tokenizer` of a WordPiece family: `vocab.txt` and `tokenizer_config.json`."""
+def wordpiece_tokenizer_json(vocabulary, options, max_input_chars_per_word=200):
+    """transformers' fast-tokenizer file (the `tokenizers` library's JSON) of a WordPiece vocabulary.
+
+    Written because the classes build their WordPiece model with a 100-character word limit, where Google's
+    `tokenization.py` (and ours) allows 200: with this file `AutoTokenizer` reads the original limit.
+    """
+    ids = {token: i for i, token in enumerate(vocabulary)}
+    specials = [t for t in ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]") if t in ids]
+
+    def special(token, type_id):
+        return {"SpecialToken": {"id": token, "type_id": type_id}}
+
+    def sequence(name, type_id):
+        return {"Sequence": {"id": name, "type_id": type_id}}
+
+    return {
+        "version": "1.0", "truncation": None, "padding": None,
+        "added_tokens": [{"id": ids[t], "content": t, "single_word": False, "lstrip": False, "rstrip": False,
+                          "normalized": False, "special": True} for t in specials],
+        "normalizer": {"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True,
+                       "strip_accents": options["strip_accents"], "lowercase": options["do_lower_case"]},
+        "pre_tokenizer": {"type": "BertPreTokenizer"},
+        "post_processor": {
+            "type": "TemplateProcessing",
+            "single": [special("[CLS]", 0), sequence("A", 0), special("[SEP]", 0)],
+            "pair": [special("[CLS]", 0), sequence("A", 0), special("[SEP]", 0), sequence("B", 1),
+                     special("[SEP]", 1)],
+            "special_tokens": {t: {"id": t, "ids": [ids[t]], "tokens": [t]} for t in ("[CLS]", "[SEP]") if t in ids},
+        },
+        "decoder": {"type": "WordPiece", "prefix": "##", "cleanup": True},
+        "model": {"type": "WordPiece", "unk_token": options["unk_token"], "continuing_subword_prefix": "##",
+                  "max_input_chars_per_word": max_input_chars_per_word, "vocab": ids},
+    }
+
+
+def wordpiece_files():
+    """`write_tokenizer` of a WordPiece family: `vocab.txt`, `tokenizer.json` and `tokenizer_config.json`.
+
+    The config names the generic fast tokenizer, so that `AutoTokenizer` reads `tokenizer.json` (with
+    BERT's 200-character word limit) instead of rebuilding a WordPiece model with transformers' limit of 100.
+    """
 
     def write(tokenizer):
         vocabulary = tokenizer.get_vocabulary()
         options = {
-            "tokenizer_class": tokenizer_class,
+            "tokenizer_class": "PreTrainedTokenizerFast",
             "do_lower_case": bool(tokenizer.bert_lowercase),
             "strip_accents": bool(tokenizer.strip_accents),
             "tokenize_chinese_chars": True,
@@ -126,7 +165,8 @@ def wordpiece_files(tokenizer_class):
             "split_special_tokens": True,
         }
         return {"vocab.txt": ("\n".join(vocabulary) + "\n").encode("utf-8"),
-                "tokenizer_config.json": json_bytes(options)}
+                "tokenizer_config.json": json_bytes(options),
+                "tokenizer.json": json_bytes(wordpiece_tokenizer_json(vocabulary, options))}
 
     return write
 
@@ -142,7 +182,7 @@ HF_SPEC = conversion.HFSpec(
     pretrainer_suffix=pretrainer_suffix,
     tasks=(conversion.sequence_classification("keras_pretrain.models.bert.bert_classifier:BertClassifier",
                                               load_hf_classifier_head, ("classifier.*",)),),
-    write_tokenizer=wordpiece_files("BertTokenizer"),
+    write_tokenizer=wordpiece_files(),
 )
 
 

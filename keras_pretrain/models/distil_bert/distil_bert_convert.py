@@ -111,7 +111,6 @@ HF_SPEC = dataclasses.replace(
     tasks=(conversion.sequence_classification(
         "keras_pretrain.models.distil_bert.distil_bert_classifier:DistilBertClassifier",
         load_hf_classifier_head, ("pre_classifier.*", "classifier.*"), dropout_key="seq_classif_dropout"),),
-    write_tokenizer=bert_convert.wordpiece_files("DistilBertTokenizer"),
 )
 
 
