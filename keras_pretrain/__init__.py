@@ -13,3 +13,6 @@ from keras_pretrain.errors import CorpusFormatError  # noqa: F401
 from keras_pretrain import families as _families  # noqa: E402
 
 _families.import_all()
+
+# `OurBackbone.from_preset(folder)` also reads keras-hub's own BERT / ALBERT / RoBERTa / DistilBERT preset folders.
+from keras_pretrain.models import keras_hub_presets as _keras_hub_presets  # noqa: E402, F401

@@ -43,7 +43,7 @@ def configs():
         "xlnet": t.XLNetConfig(vocab_size=V, d_model=32, n_layer=2, n_head=4, d_inner=37, dropout=0.0,
                                summary_last_dropout=0.0),
         "gpt": t.OpenAIGPTConfig(vocab_size=V, n_positions=20, n_embd=32, n_layer=2, n_head=4, embd_pdrop=0.0,
-                                 attn_pdrop=0.0, resid_pdrop=0.0, summary_first_dropout=0.0),
+                                 attn_pdrop=0.0, resid_pdrop=0.0, summary_first_dropout=0.0, pad_token_id=0),
     }
 
 
@@ -52,7 +52,7 @@ STEM = {"bert": "Bert", "albert": "Albert", "ernie": "Ernie", "roberta": "Robert
 PRETRAINING = {"bert": "ForPreTraining", "albert": "ForPreTraining", "ernie": "ForPreTraining",
                "roberta": "ForMaskedLM", "distil_bert": "ForMaskedLM", "xlnet": "LMHeadModel", "gpt": "LMHeadModel"}
 CASES = [(f, "Model") for f in STEM] + [(f, PRETRAINING[f]) for f in STEM] + [
-    (f, "ForSequenceClassification") for f in STEM if f != "gpt"] + [
+    (f, "ForSequenceClassification") for f in STEM] + [
     ("bert", "ForMaskedLM"), ("gpt", "DoubleHeadsModel"),
     ("bert", "ForSequenceClassification:regression"), ("roberta", "ForSequenceClassification:multi_label")]
 
@@ -112,7 +112,8 @@ def outputs(family, suffix, model, data, ours):
     if suffix == "Model":
         return to_numpy(ours(data)["sequence_output"]), reference.last_hidden_state.numpy()
     if suffix.startswith("ForSequenceClassification"):
-        return to_numpy(ours(data)), reference.logits.numpy()
+        logits = ours(data)
+        return to_numpy(logits["logits"] if isinstance(logits, dict) else logits), reference.logits.numpy()
     if family == "gpt":
         return to_numpy(ours(data)), reference.logits.numpy()
     if family == "xlnet":  # the LM head: the tied embedding and `lm_loss.bias` on the backbone's states
@@ -175,7 +176,7 @@ def test_backbone_only_says_which_head_it_skips(tmp_path, capsys):
 
 @pytest.mark.parametrize("family,architecture", [("bert", "BertForQuestionAnswering"),
                                                   ("roberta", "RobertaForTokenClassification"),
-                                                  ("gpt", "OpenAIGPTForSequenceClassification")])
+                                                  ("xlnet", "XLNetForMultipleChoice")])
 def test_an_architecture_without_a_task_is_named(family, architecture, tmp_path):
     config = configs()[family]
     randomize_torch_module(getattr(transformers, architecture)(config)).save_pretrained(str(tmp_path))
@@ -247,3 +248,19 @@ def test_a_task_folder_pickle_runs_no_code(tmp_path, monkeypatch):
     with pytest.raises(CheckpointFormatError, match="pytorch_model.bin"):
         convert.load(str(tmp_path / "hf"))
     assert not (tmp_path / "PAYLOAD_RAN").exists()
+
+
+def test_a_gpt_classifier_with_a_bias_has_no_transformers_form(tmp_path):
+    from keras_pretrain.models.gpt import GPTClassifier
+
+    family = families.get("gpt")
+    backbone = family.backbone_class(vocabulary_size=V, num_layers=1, num_heads=2, hidden_dim=8,
+                                     intermediate_dim=32, max_sequence_length=16)
+    classifier = GPTClassifier(backbone, num_classes=2)
+    classifier.output_dense.bias.assign(np.ones(2, "float32"))
+    with pytest.raises(ExportError, match="use_bias=False"):
+        convert.to_huggingface(classifier, str(tmp_path / "out"))
+    assert not (tmp_path / "out").exists()
+    convert.to_huggingface(GPTClassifier(backbone, num_classes=2, use_bias=False), str(tmp_path / "ok"))
+    config = json.load(open(tmp_path / "ok" / "config.json"))
+    assert config["architectures"] == ["OpenAIGPTForSequenceClassification"] and config["pad_token_id"] == 0

@@ -37,10 +37,15 @@ class PresetMixin:
     "description": str, ...}` (metadata only, no weights). `from_preset(name)`
     builds a randomly initialised model with the exact published shapes; a
     path to a keras-hub preset folder (`save_to_preset`) loads config and
-    weights from disk. Nothing is ever downloaded.
+    weights from disk, also one of keras-hub's own classes where a
+    `preset_folder_readers` entry reads it (`keras_hub_presets`). Nothing is
+    ever downloaded.
     """
 
     preset_configs = {}
+    # Readers of preset folders of other libraries' classes: `reader(cls, folder, load_weights, kwargs)` returns
+    # the model read from `folder`, or None when the folder is not its kind. `keras_hub_presets` adds keras-hub's.
+    preset_folder_readers = []
 
     @classmethod
     def from_preset(cls, preset, load_weights=True, **kwargs):
@@ -49,6 +54,10 @@ class PresetMixin:
             config.update(kwargs)
             return cls(**config)
         if isinstance(preset, (str, os.PathLike)) and os.path.isdir(preset):
+            for reader in PresetMixin.preset_folder_readers:
+                model = reader(cls, os.fspath(preset), load_weights, kwargs)
+                if model is not None:
+                    return model
             parent = getattr(super(), "from_preset", None)
             if parent is not None:
                 return parent(str(preset), load_weights=load_weights, **kwargs)

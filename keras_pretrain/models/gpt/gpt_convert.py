@@ -25,6 +25,7 @@ import json
 import os
 import tempfile
 
+import keras
 import numpy as np
 
 from keras_pretrain.checkpoints.huggingface import read_json
@@ -191,6 +192,39 @@ def double_heads_config(classifier):
             "summary_proj_to_labels": True, "summary_first_dropout": classifier.dropout, "num_labels": 1}
 
 
+def load_hf_score_head(classifier, loader):
+    """`OpenAIGPTForSequenceClassification`'s `score`: Linear(hidden, num_labels), no bias."""
+    loader.assign(classifier.output_dense.kernel, "score.weight", HF.linear)
+
+
+def build_classification(backbone, config, path):
+    """`OpenAIGPTForSequenceClassification` -> `GPTClassifier(task="classification", use_bias=False)`: the
+    last real token (transformers: the last one that is not `pad_token_id`), no dropout before `score`."""
+    from keras_pretrain.models.gpt.gpt_classifier import GPTClassifier
+
+    count, problem = conversion.num_labels(config, path)
+    if problem != "single_label_classification":
+        raise ConfigError(f"{path}: problem_type {problem!r}: GPTClassifier is a single-label classifier.")
+    return GPTClassifier(backbone, num_classes=count, task="classification", use_bias=False, dropout=0.0)
+
+
+def classification_config(classifier):
+    """`num_labels` and `pad_token_id` 0 (the id `transform_inputs` pads with: transformers then reads the
+    last real token, the extract token, as ours does). A classifier with a bias has no transformers form."""
+    bias = classifier.output_dense.bias
+    if bias is not None and np.any(keras.ops.convert_to_numpy(bias) != 0):
+        raise ExportError("GPTClassifier with a bias: OpenAIGPTForSequenceClassification's score has none "
+                          "(fine-tune with GPTClassifier(use_bias=False) to export it).")
+    labels = {str(i): f"LABEL_{i}" for i in range(classifier.num_classes)}
+    return {"id2label": labels, "label2id": {v: int(k) for k, v in labels.items()}, "pad_token_id": 0}
+
+
+def is_classification(model):
+    from keras_pretrain.models.gpt.gpt_classifier import GPTClassifier
+
+    return isinstance(model, GPTClassifier) and model.task == "classification"
+
+
 def is_multiple_choice(model):
     from keras_pretrain.models.gpt.gpt_classifier import GPTClassifier
 
@@ -225,7 +259,10 @@ HF_SPEC = conversion.HFSpec(
     tasks=(conversion.HFHead("double_heads", "keras_pretrain.models.gpt.gpt_classifier:GPTClassifier",
                              load_hf_multiple_choice_head, names=("multiple_choice_head.*",),
                              build=build_multiple_choice, to_config=double_heads_config,
-                             matches=is_multiple_choice),),
+                             matches=is_multiple_choice),
+           conversion.HFHead("sequence_classification", "keras_pretrain.models.gpt.gpt_classifier:GPTClassifier",
+                             load_hf_score_head, names=("score.*",), build=build_classification,
+                             to_config=classification_config, matches=is_classification)),
     write_tokenizer=bpe_files("OpenAIGPTTokenizer", lambda t: dict(t.vocabulary),
                               lambda t: [" ".join(m) for m in t.merges], unk_token="<unk>"),
 )
