@@ -12,15 +12,17 @@ import pytest  # noqa: E402
 
 
 def pytest_collection_modifyitems(config, items):
-    """`tf_only` tests (export, checkpoints, tf.data) run in the TF run only."""
-    if keras.config.backend() == "tensorflow":
-        return
-    skip = pytest.mark.skip(
-        reason="TensorFlow-side code: runs once, in the tensorflow backend run"
-    )
+    """`tf_only` tests (export, checkpoints, tf.data) run in the TF run only; `one_backend` tests (code that
+    computes nothing with Keras ops: file layouts, argument checks, error messages) run once, in the torch run
+    (the shortest of the three)."""
+    backend = keras.config.backend()
+    skip_tf = pytest.mark.skip(reason="TensorFlow-side code: runs once, in the tensorflow backend run")
+    skip_one = pytest.mark.skip(reason="backend-independent: runs once, in the torch backend run")
     for item in items:
-        if "tf_only" in item.keywords:
-            item.add_marker(skip)
+        if "tf_only" in item.keywords and backend != "tensorflow":
+            item.add_marker(skip_tf)
+        if "one_backend" in item.keywords and backend != "torch":
+            item.add_marker(skip_one)
 
 
 @pytest.fixture(autouse=True)

@@ -4,7 +4,7 @@ For each architecture: a random tiny transformers model is saved; `convert.load`
 to our task with its head, and its outputs equal transformers' (import parity); `convert.to_huggingface`
 writes it back; the exported state dict equals transformers' own, tensor for tensor (the exporter is the
 importers' placers run backwards), and `AutoModel*.from_pretrained` of the export gives the original's
-outputs (export parity). Every backend.
+outputs (export parity). Every backend; the checks of names, folders and errors once (`one_backend`).
 """
 
 import json
@@ -167,6 +167,7 @@ def test_both_ways(family, suffix, tmp_path):
         assert tuple(a.shape) == tuple(b.shape) and max_abs_diff(a, b) == 0, a.path
 
 
+@pytest.mark.one_backend
 def test_backbone_only_says_which_head_it_skips(tmp_path, capsys):
     hf_model("albert", "ForSequenceClassification").save_pretrained(str(tmp_path))
     backbone, _ = convert.load(str(tmp_path), task=False)
@@ -174,6 +175,7 @@ def test_backbone_only_says_which_head_it_skips(tmp_path, capsys):
     assert "AlbertForSequenceClassification" in capsys.readouterr().out
 
 
+@pytest.mark.one_backend
 @pytest.mark.parametrize("family,architecture", [("bert", "BertForQuestionAnswering"),
                                                   ("roberta", "RobertaForTokenClassification"),
                                                   ("xlnet", "XLNetForMultipleChoice")])
@@ -186,6 +188,7 @@ def test_an_architecture_without_a_task_is_named(family, architecture, tmp_path)
     assert families.family_of(backbone).name == family
 
 
+@pytest.mark.one_backend
 def test_unknown_architecture_is_named(tmp_path):
     hf_model("bert", "Model").save_pretrained(str(tmp_path))
     path = tmp_path / "config.json"
@@ -194,6 +197,7 @@ def test_unknown_architecture_is_named(tmp_path):
         convert.load(str(tmp_path))
 
 
+@pytest.mark.one_backend
 def test_export_refuses_a_folder_that_is_not_empty_or_a_link(tmp_path):
     model, _ = convert.load(_saved(tmp_path / "hf", hf_model("bert", "Model")))
     busy = tmp_path / "busy"
@@ -210,6 +214,7 @@ def test_export_refuses_a_folder_that_is_not_empty_or_a_link(tmp_path):
     assert os.listdir(target) == []
 
 
+@pytest.mark.one_backend
 def test_elmo_has_no_transformers_class():
     family = families.get("elmo")
     backbone = family.backbone_class(**family.demo_config)
@@ -217,6 +222,7 @@ def test_elmo_has_no_transformers_class():
         convert.to_huggingface(backbone, "unused")
 
 
+@pytest.mark.one_backend
 def test_activation_names_are_translated_back(tmp_path):
     for ours, theirs in (("gelu_approximate", "gelu_new"), ("gelu", "gelu"), ("relu", "relu")):
         backbone = families.get("bert").backbone_class(vocabulary_size=V, num_layers=1, num_heads=2, hidden_dim=8,
@@ -235,6 +241,7 @@ class _Payload:
         return (os.system, ("touch PAYLOAD_RAN",))
 
 
+@pytest.mark.one_backend
 def test_a_task_folder_pickle_runs_no_code(tmp_path, monkeypatch):
     """A fine-tuned head comes through the same restricted reader: a `pytorch_model.bin` holding code is
     refused, and the code never runs."""
@@ -250,6 +257,7 @@ def test_a_task_folder_pickle_runs_no_code(tmp_path, monkeypatch):
     assert not (tmp_path / "PAYLOAD_RAN").exists()
 
 
+@pytest.mark.one_backend
 def test_a_gpt_classifier_with_a_bias_has_no_transformers_form(tmp_path):
     from keras_pretrain.models.gpt import GPTClassifier
 

@@ -12,6 +12,7 @@ from tests.testing import randomize_torch_module
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
+pytestmark = pytest.mark.one_backend  # the recipe's reading, writing and errors; parity: test_huggingface_conversion
 
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + [f"w{i}" for i in range(40)]
 
