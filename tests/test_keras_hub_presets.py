@@ -36,9 +36,10 @@ if has_tokenizer:
 classifier_cls = family.classifier_class
 entry = keras_hub.models.TextClassifier if issubclass(family.backbone_class, keras_hub.models.Backbone) \
     else classifier_cls
-if classifier_cls.preprocessor_cls is None or has_tokenizer:
-    found["text_classifier"] = type(entry.from_preset(preset, num_classes=2)).__name__
-    found["own_classifier"] = type(classifier_cls.from_preset(preset, num_classes=2)).__name__
+text_classifier = entry.from_preset(preset, num_classes=2)  # every family's preprocessor builds from a preset
+found["text_classifier"] = type(text_classifier).__name__
+found["preprocessor"] = type(text_classifier.preprocessor).__name__
+found["own_classifier"] = type(classifier_cls.from_preset(preset, num_classes=2)).__name__
 if issubclass(family.pretrainer_class, keras_hub.models.MaskedLM):
     found["masked_lm"] = type(keras_hub.models.MaskedLM.from_preset(preset)).__name__
 print("FOUND " + json.dumps(found))
@@ -69,11 +70,11 @@ def test_keras_hub_entry_points_resolve_our_classes(name, tmp_path):
     assert found["classifier_file"].endswith("Classifier"), found
     if has_tokenizer:
         assert found["tokenizer"] == type(tokenizer).__name__
-    assert found.get("text_classifier", family.classifier_class.__name__) == family.classifier_class.__name__
-    assert found.get("own_classifier", family.classifier_class.__name__) == family.classifier_class.__name__
+    assert found["text_classifier"] == family.classifier_class.__name__
+    assert found["own_classifier"] == family.classifier_class.__name__
     expected = {"albert", "bert", "roberta", "distil_bert", "ernie"}  # the masked-LM families
     assert ("masked_lm" in found) == (name in expected), found
     if "masked_lm" in found:
         assert found["masked_lm"] == family.pretrainer_class.__name__
-    if name in ("bert", "albert", "ernie", "distil_bert"):  # a keras-hub preprocessor: the classifier gets it
-        assert "text_classifier" in found
+    # Every family has a keras-hub preprocessor (`Family.keras_preprocessor`): the classifier gets it.
+    assert found["preprocessor"] == family.keras_preprocessor_class.__name__

@@ -5,6 +5,7 @@ import keras
 from keras_pretrain.layers.summaries import MaskedMean
 from keras_pretrain.layers.summaries import masked_mean
 from keras_pretrain.models.elmo.elmo_backbone import ElmoBackbone
+from keras_pretrain.models.elmo.elmo_preprocessor import ElmoPreprocessor
 from keras_pretrain.tasks import SequenceClassifier
 
 
@@ -37,13 +38,14 @@ class ElmoClassifier(SequenceClassifier):
         num_classes: int.
         trainable_backbone: bool, fine-tune the biLM too (default False).
         dropout: float, on the mixed vectors.
-        preprocessor: optional preprocessor.
+        preprocessor: optional preprocessor (`ElmoPreprocessor`: strings -> `char_ids`).
 
     Inputs: `char_ids` int (B, W, 50) from `character_ids`. `fit()` takes `(char_ids, labels)` or a dict with
     `char_ids` and `label` / `labels`.
     """
 
     backbone_cls = ElmoBackbone
+    preprocessor_cls = ElmoPreprocessor
 
     def __init__(self, backbone, num_classes, trainable_backbone=False, dropout=None, preprocessor=None,
                  **kwargs):

@@ -32,6 +32,7 @@ is added only when the module is instantiated); the other names are those
 bilm-tf's graph gives its variables in the same scopes.
 """
 
+import collections
 import glob
 import json
 import os
@@ -163,85 +164,150 @@ def read_options(path):
     return read_json(path)
 
 
-# --- Placing -------------------------------------------------------------------
+# --- The name table (import and export) ------------------------------------------
 
 
-def _assign_from(loader, variable, name, stored_shape, transform):
-    """`loader.assign` for an array stored as `stored_shape`, which
-    `transform` turns into the variable's shape (mismatches are reported
-    with the stored shapes)."""
-    value = loader.get(name)
-    if value is None:
-        return
-    if tuple(value.shape) != tuple(stored_shape):
-        loader.problems.append(
-            f"shape mismatch for {name!r}: checkpoint has {tuple(value.shape)}, model variable "
-            f"{variable.path!r} expects it stored as {tuple(stored_shape)}"
-        )
-        return
-    variable.assign(transform(value).astype(variable.dtype))
+class WeightEntry(collections.namedtuple("WeightEntry", "name variables stored_shape to_ours to_bilm")):
+    """One bilm-tf array and the variables it fills.
+
+    `name`: the hdf5 dataset / checkpoint variable; `variables`: our
+    variables it maps to (two for an LSTM's `W_0`); `stored_shape`: its shape
+    in bilm's file; `to_ours(array)` -> one array per variable, and
+    `to_bilm(arrays)` its inverse; both None when the array is the variable
+    as it is.
+    """
 
 
-def _assign_split(loader, name, first, second):
-    """Rows of `name` split onto two variables: `first`'s rows, then `second`'s."""
-    rows = first.shape[0]
-    stored = (rows + second.shape[0], first.shape[1])
-
-    def place(value):
-        second.assign(value[rows:].astype(second.dtype))
-        return value[:rows]
-
-    _assign_from(loader, first, name, stored, place)
+class FixedWeight(collections.namedtuple("FixedWeight", "variable value reason")):
+    """A variable bilm-tf does not store because its layer is absent (a
+    projection when the widths agree): it must hold `value`."""
 
 
-def _identity(variable):
-    variable.assign(np.eye(*variable.shape, dtype=variable.dtype))
+def _prepend_padding_row(w):
+    return [np.concatenate([np.zeros_like(w[:1]), w])]
 
 
-def load_backbone(backbone, loader, prefix="", lstm_names=HDF5_LSTM, padding_row=False):
-    """Places bilm-tf's weights (named as in the hdf5 or the hub module) on `backbone`.
+def _drop_padding_row(arrays):
+    return arrays[0][1:]
+
+
+def _drop_leading_one(w):
+    return [w[0]]
+
+
+def _add_leading_one(arrays):
+    return arrays[0][None]
+
+
+def _split_rows(rows):
+    return lambda w: [w[:rows], w[rows:]]
+
+
+def _stack_rows(arrays):
+    return np.concatenate(arrays, axis=0)
+
+
+def _shape(variable):
+    return tuple(int(d) for d in variable.shape)
+
+
+def weight_table(backbone, prefix="", lstm_names=HDF5_LSTM, padding_row=False):
+    """`(entries, fixed)`: the table of the module docstring for `backbone`.
+
+    `entries`: a `WeightEntry` per bilm-tf array, in `dump_weights`' order;
+    `fixed`: a `FixedWeight` per variable bilm-tf has no array for (the
+    projections it omits: identity, zero bias). `load_backbone` runs the
+    table forwards, `elmo_export.export_bilm` backwards.
 
     Args:
         prefix: "" (hdf5) or "bilm/" (hub module).
         lstm_names: the LSTM weight names below `.../Cell{i}/` (HDF5_LSTM, HUB_LSTM).
         padding_row: the character table already holds the padding row 0
-            (bilm's inference graph); else one is prepended (training dump).
+            (bilm's inference graph); else bilm's has one row fewer (training dump).
     """
+    entries, fixed = [], []
+
+    def plain(name, variable):
+        entries.append(WeightEntry(name, (variable,), _shape(variable), None, None))
+
     encoder = backbone.char_encoder
     table = encoder.char_embedding.embeddings
-    rows, width = table.shape
+    rows, width = _shape(table)
     if padding_row:
-        loader.assign(table, f"{prefix}char_embed")
+        plain(f"{prefix}char_embed", table)
     else:
-        _assign_from(
-            loader, table, f"{prefix}char_embed", (rows - 1, width),
-            lambda w: np.concatenate([np.zeros_like(w[:1]), w]),
-        )
+        entries.append(WeightEntry(
+            f"{prefix}char_embed", (table,), (rows - 1, width), _prepend_padding_row, _drop_padding_row
+        ))
     for i, conv in enumerate(encoder.convolutions):
-        stored = (1,) + tuple(conv.kernel.shape)
-        _assign_from(loader, conv.kernel, f"{prefix}CNN/W_cnn_{i}", stored, lambda w: w[0])
-        loader.assign(conv.bias, f"{prefix}CNN/b_cnn_{i}")
+        entries.append(WeightEntry(
+            f"{prefix}CNN/W_cnn_{i}", (conv.kernel,), (1,) + _shape(conv.kernel), _drop_leading_one, _add_leading_one
+        ))
+        plain(f"{prefix}CNN/b_cnn_{i}", conv.bias)
     for i, (carry, transform) in enumerate(encoder.highways):
         scope = f"{prefix}CNN_high_{i}"
-        loader.assign(carry.kernel, f"{scope}/W_carry")
-        loader.assign(carry.bias, f"{scope}/b_carry")
-        loader.assign(transform.kernel, f"{scope}/W_transform")
-        loader.assign(transform.bias, f"{scope}/b_transform")
+        plain(f"{scope}/W_carry", carry.kernel)
+        plain(f"{scope}/b_carry", carry.bias)
+        plain(f"{scope}/W_transform", transform.kernel)
+        plain(f"{scope}/b_transform", transform.bias)
+    projection = encoder.projection
     if encoder.num_filters == backbone.hidden_dim:  # bilm-tf has no CNN_proj
-        _identity(encoder.projection.kernel)
-        encoder.projection.bias.assign(np.zeros(encoder.projection.bias.shape, "float32"))
+        reason = "bilm-tf has no CNN_proj when the char_cnn filters sum to lstm.projection_dim"
+        fixed.append(FixedWeight(projection.kernel, np.eye(*_shape(projection.kernel), dtype="float32"), reason))
+        fixed.append(FixedWeight(projection.bias, np.zeros(_shape(projection.bias), "float32"), reason))
     else:
-        loader.assign(encoder.projection.kernel, f"{prefix}CNN_proj/W_proj")
-        loader.assign(encoder.projection.bias, f"{prefix}CNN_proj/b_proj")
+        plain(f"{prefix}CNN_proj/W_proj", projection.kernel)
+        plain(f"{prefix}CNN_proj/b_proj", projection.bias)
     for d, layers in enumerate((backbone.forward_layers, backbone.backward_layers)):
         for i, layer in enumerate(layers):
             cell = f"{prefix}RNN_{d}/RNN/MultiRNNCell/Cell{i}/"
-            _assign_split(loader, cell + lstm_names["kernel"], layer.kernel, layer.recurrent_kernel)
-            loader.assign(layer.bias, cell + lstm_names["bias"])
+            first, second = layer.kernel, layer.recurrent_kernel
+            stored = (first.shape[0] + second.shape[0], first.shape[1])
+            entries.append(WeightEntry(
+                cell + lstm_names["kernel"], (first, second), tuple(int(d) for d in stored),
+                _split_rows(first.shape[0]), _stack_rows,
+            ))
+            plain(cell + lstm_names["bias"], layer.bias)
             if backbone.hidden_dim == backbone.lstm_dim:  # an LSTMCell without num_proj
-                _identity(layer.projection)
+                fixed.append(FixedWeight(
+                    layer.projection, np.eye(*_shape(layer.projection), dtype="float32"),
+                    "bilm-tf's LSTMCell has no projection (W_P_0) when lstm.projection_dim == lstm.dim",
+                ))
             else:
-                loader.assign(layer.projection, cell + lstm_names["projection"])
+                plain(cell + lstm_names["projection"], layer.projection)
+    return entries, fixed
+
+
+# --- Placing -------------------------------------------------------------------
+
+
+def _place(loader, entry):
+    """`loader.assign` for one entry; a transformed array's shape mismatch is
+    reported with the stored shapes."""
+    if entry.to_ours is None:
+        loader.assign(entry.variables[0], entry.name)
+        return
+    value = loader.get(entry.name)
+    if value is None:
+        return
+    if tuple(value.shape) != tuple(entry.stored_shape):
+        loader.problems.append(
+            f"shape mismatch for {entry.name!r}: checkpoint has {tuple(value.shape)}, model variable "
+            f"{entry.variables[0].path!r} expects it stored as {tuple(entry.stored_shape)}"
+        )
+        return
+    for variable, array in zip(entry.variables, entry.to_ours(value)):
+        variable.assign(array.astype(variable.dtype))
+
+
+def load_backbone(backbone, loader, prefix="", lstm_names=HDF5_LSTM, padding_row=False):
+    """Places bilm-tf's weights (named as in the hdf5 or the hub module) on
+    `backbone`: `weight_table` run forwards (same arguments)."""
+    entries, fixed = weight_table(backbone, prefix, lstm_names, padding_row)
+    for entry in entries:
+        _place(loader, entry)
+    for weight in fixed:
+        weight.variable.assign(weight.value.astype(weight.variable.dtype))
 
 
 # --- Softmax and vocabulary ------------------------------------------------------

@@ -8,8 +8,10 @@ from keras_pretrain.models.gpt.gpt_causal_lm import make_sampler
 from keras_pretrain.models.gpt.gpt_classifier import GPTClassifier
 from keras_pretrain.models.gpt.gpt_classifier import pack_sequence
 from keras_pretrain.models.gpt.gpt_classifier import transform_inputs
+from keras_pretrain.models.gpt.gpt_preprocessor import GPTPreprocessor
 from keras_pretrain.models.gpt.gpt_presets import backbone_presets
 from keras_pretrain.models.gpt.gpt_tokenizer import GPTTokenizer
 from keras_pretrain.models.gpt.gpt_tokenizer import learn_bpe
 
 GPTBackbone.preset_configs = backbone_presets
+GPTClassifier.preprocessor_cls = GPTPreprocessor  # keras-hub's `TextClassifier.from_preset` builds it

@@ -73,13 +73,15 @@ class GPTClassifier(TaskMixin, keras_hub.models.TextClassifier):
             "multiple_choice".
         lm_weight: float, lambda of L3 (0.5 in the paper).
         dropout: float, dropout before the linear layer (0.1).
-        preprocessor: optional preprocessor.
+        use_bias: bool, the linear layer's bias (False: transformers' `OpenAIGPTForSequenceClassification`
+            `score`, which has none).
+        preprocessor: optional preprocessor (`GPTPreprocessor`: strings -> the inputs of `transform_inputs`).
 
     Reference: Radford et al. 2018, sections 3.2 and 3.3.
     """
 
     backbone_cls = GPTBackbone
-    preprocessor_cls = None
+    preprocessor_cls = None  # `GPTPreprocessor`, set in the package (it imports `transform_inputs` from here)
 
     def __init__(
         self,
@@ -89,6 +91,7 @@ class GPTClassifier(TaskMixin, keras_hub.models.TextClassifier):
         lm_weight=0.5,
         dropout=0.1,
         preprocessor=None,
+        use_bias=True,
         **kwargs,
     ):
         if task not in TASKS:
@@ -98,6 +101,7 @@ class GPTClassifier(TaskMixin, keras_hub.models.TextClassifier):
         self.task = task
         self.lm_weight = lm_weight
         self.dropout = dropout
+        self.use_bias = use_bias
 
         # === Layers ===
         self.backbone = backbone
@@ -117,6 +121,7 @@ class GPTClassifier(TaskMixin, keras_hub.models.TextClassifier):
         )
         self.output_dense = keras.layers.Dense(
             1 if task == "multiple_choice" else num_classes,
+            use_bias=use_bias,
             kernel_initializer=normal_kernel_initializer(
                 getattr(backbone, "initializer_range", 0.02)
             ),
@@ -159,6 +164,7 @@ class GPTClassifier(TaskMixin, keras_hub.models.TextClassifier):
             "task": self.task,
             "lm_weight": self.lm_weight,
             "dropout": self.dropout,
+            **({} if self.use_bias else {"use_bias": False}),
         }
 
     def is_feature_dict(self, x):

@@ -3,6 +3,7 @@
 from keras_pretrain.models.masked_lm import MaskedLMPretrainer
 from keras_pretrain.models.roberta.roberta_backbone import RobertaBackbone
 from keras_pretrain.models.roberta.roberta_classifier import RobertaClassifier
+from keras_pretrain.models.roberta.roberta_preprocessor import RobertaPreprocessor
 from keras_pretrain.models.roberta.roberta_presets import backbone_presets
 from keras_pretrain.models.roberta.roberta_pretrainer import RobertaPretrainer
 from keras_pretrain.models.roberta.roberta_tokenizer import FairseqRobertaTokenizer  # noqa: F401

@@ -3,6 +3,7 @@
 import keras
 
 from keras_pretrain.models.roberta.roberta_backbone import RobertaBackbone
+from keras_pretrain.models.roberta.roberta_preprocessor import RobertaPreprocessor
 from keras_pretrain.tasks import SequenceClassifier
 
 
@@ -12,7 +13,7 @@ class RobertaClassifier(SequenceClassifier):
 
     RoBERTa has no pooler: as `RobertaClassificationHead`, the head is dropout -> Dense(H, tanh) -> dropout
     -> Dense(num_classes) on `sequence_output[:, 0]` (the family's summary in `keras_pretrain.families`).
-    Pairs are packed `<s> A </s></s> B </s>` (no segment ids).
+    Pairs are packed `<s> A </s></s> B </s>` (no segment ids) by the preprocessor (`RobertaPreprocessor`).
 
     Args:
         backbone: a `RobertaBackbone`.
@@ -22,3 +23,4 @@ class RobertaClassifier(SequenceClassifier):
     """
 
     backbone_cls = RobertaBackbone
+    preprocessor_cls = RobertaPreprocessor

@@ -2,6 +2,7 @@
 
 from keras_pretrain.models.xlnet.xlnet_backbone import XLNetBackbone
 from keras_pretrain.models.xlnet.xlnet_classifier import XLNetClassifier
+from keras_pretrain.models.xlnet.xlnet_preprocessor import XLNetPreprocessor
 from keras_pretrain.models.xlnet.xlnet_presets import backbone_presets
 from keras_pretrain.models.xlnet.xlnet_presets import xlnet_parameter_count
 from keras_pretrain.models.xlnet.xlnet_pretrainer import XLNetLMHead

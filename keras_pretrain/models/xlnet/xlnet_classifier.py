@@ -4,6 +4,7 @@ import keras
 
 from keras_pretrain.models.xlnet.xlnet_backbone import RefusesInputMask
 from keras_pretrain.models.xlnet.xlnet_backbone import XLNetBackbone
+from keras_pretrain.models.xlnet.xlnet_preprocessor import XLNetPreprocessor
 from keras_pretrain.tasks import SequenceClassifier
 
 
@@ -19,8 +20,9 @@ class XLNetClassifier(RefusesInputMask, SequenceClassifier):
     Args:
         backbone: an `XLNetBackbone`.
         num_classes: int.
-        preprocessor: optional preprocessor.
+        preprocessor: optional preprocessor (`XLNetPreprocessor`: strings -> left-padded inputs).
         dropout: float, after the summary (`summary_last_dropout`).
     """
 
     backbone_cls = XLNetBackbone
+    preprocessor_cls = XLNetPreprocessor
