@@ -97,32 +97,46 @@ def choices(data, count=3):
     return {k: np.repeat(v[:, None], count, axis=1) for k, v in data.items()}
 
 
-def outputs(family, suffix, model, data, ours):
-    """`(ours, transformers')` outputs to compare for this architecture."""
-    x = torch_inputs(family, data)
+def reference_outputs(family, suffix, model, data):
+    """transformers' outputs to compare for this architecture."""
     with torch.no_grad():
         if suffix == "DoubleHeadsModel":
-            many = choices(data)
-            many["token_ids"][:, 1] = (many["token_ids"][:, 1] + 3) % V
+            many = multiple_choice_inputs(data)
             flat = {"input_ids": torch.tensor(many["token_ids"], dtype=torch.long),
                     "attention_mask": torch.tensor(many["padding_mask"].reshape(-1, T), dtype=torch.long)}
             last = torch.tensor(many["padding_mask"].sum(-1) - 1, dtype=torch.long)
-            return to_numpy(ours(many)["logits"]), model(**flat, mc_token_ids=last).mc_logits.numpy()
-        reference = model(**x)
+            return model(**flat, mc_token_ids=last).mc_logits.numpy()
+        reference = model(**torch_inputs(family, data))
     if suffix == "Model":
-        return to_numpy(ours(data)["sequence_output"]), reference.last_hidden_state.numpy()
-    if suffix.startswith("ForSequenceClassification"):
+        return reference.last_hidden_state.numpy()
+    if suffix.startswith("ForSequenceClassification") or family in ("gpt", "xlnet"):
+        return reference.logits.numpy()
+    positions = np.tile(np.arange(T, dtype="int32"), (B, 1))
+    logits = reference.prediction_logits if hasattr(reference, "prediction_logits") else reference.logits
+    return np.take_along_axis(logits.numpy(), positions[..., None], axis=1)
+
+
+def our_outputs(family, suffix, ours, data):
+    """Our model's outputs, as `reference_outputs` gives transformers'."""
+    if suffix == "DoubleHeadsModel":
+        return to_numpy(ours(multiple_choice_inputs(data))["logits"])
+    if suffix == "Model":
+        return to_numpy(ours(data)["sequence_output"])
+    if suffix.startswith("ForSequenceClassification") or family == "gpt":
         logits = ours(data)
-        return to_numpy(logits["logits"] if isinstance(logits, dict) else logits), reference.logits.numpy()
-    if family == "gpt":
-        return to_numpy(ours(data)), reference.logits.numpy()
+        return to_numpy(logits["logits"] if isinstance(logits, dict) else logits)
     if family == "xlnet":  # the LM head: the tied embedding and `lm_loss.bias` on the backbone's states
         states = to_numpy(ours.backbone(data)["sequence_output"])
         embedding = to_numpy(ours.backbone.token_embedding.embeddings)
-        return states @ embedding.T + to_numpy(ours.lm_head.bias), reference.logits.numpy()
+        return states @ embedding.T + to_numpy(ours.lm_head.bias)
     positions = np.tile(np.arange(T, dtype="int32"), (B, 1))
-    logits = reference.prediction_logits if hasattr(reference, "prediction_logits") else reference.logits
-    return to_numpy(ours({**data, "masked_lm_positions": positions})["mlm"]), logits.numpy()
+    return to_numpy(ours({**data, "masked_lm_positions": positions})["mlm"])
+
+
+def multiple_choice_inputs(data):
+    many = choices(data)
+    many["token_ids"][:, 1] = (many["token_ids"][:, 1] + 3) % V
+    return many
 
 
 def exported_state(folder):
@@ -140,7 +154,7 @@ def test_both_ways(family, suffix, tmp_path):
 
     model, _ = convert.load(source)  # follows `architectures`
     assert families.family_of(model).name == family
-    ours, theirs = outputs(family, suffix, reference, data, model)
+    ours, theirs = our_outputs(family, suffix, model, data), reference_outputs(family, suffix, reference, data)
     assert max_abs_diff(ours, theirs) <= TOLERANCE, ("import", max_abs_diff(ours, theirs))
     if ":" in suffix:
         assert model.problem_type == reference.config.problem_type
@@ -158,7 +172,7 @@ def test_both_ways(family, suffix, tmp_path):
     assert untied - set(state) - tied == set(), "not exported"
 
     back = getattr(transformers, type(reference).__name__).from_pretrained(out).eval()
-    _, again = outputs(family, suffix, back, data, model)
+    again = reference_outputs(family, suffix, back, data)
     assert max_abs_diff(again, theirs) <= TOLERANCE, ("export", max_abs_diff(again, theirs))
     reloaded, _ = convert.load(out)
     for a, b in zip(model.weights, reloaded.weights):

@@ -184,6 +184,7 @@ def test_keras_hub_preset_to_ours(family, tmp_path):
     assert_equal_outputs(outputs(again, x, mask, case), expected, f"{family} keras-hub->ours->keras-hub")
 
 
+@pytest.mark.one_backend
 def test_refuses_folders_that_are_not_new(tmp_path):
     backbone = CASES["bert"].our_backbone(len(WORDPIECE))
     used = tmp_path / "used"
@@ -214,6 +215,7 @@ def test_refuses_folders_that_are_not_new(tmp_path):
         keras_hub_presets.from_keras_hub_preset(escape)
 
 
+@pytest.mark.one_backend
 @pytest.mark.parametrize(
     "build, argument",
     [
@@ -230,6 +232,7 @@ def test_refuses_what_keras_hub_cannot_represent(build, argument, tmp_path):
     assert not (tmp_path / "preset").exists()
 
 
+@pytest.mark.one_backend
 def test_from_preset_of_another_family_is_refused(tmp_path):
     hub = keras_hub.models.BertBackbone(vocabulary_size=17, **TINY)
     hub.save_to_preset(str(tmp_path / "bert"))

@@ -193,6 +193,12 @@ ARCHITECTURE_KINDS = {
 }
 
 
+# The heads' weights in transformers' task models (outside the backbone's prefix), for task=False.
+HEAD_NAMES = ("classifier.*", "qa_outputs.*", "score.*", "pre_classifier.*", "sequence_summary.*",
+              "logits_proj.*", "multiple_choice_head.*", "start_logits.*", "end_logits.*", "answer_class.*",
+              "cls.*", "lm_head.*", "lm_loss.*", "predictions.*", "sop_classifier.*", "vocab_*")
+
+
 def architecture_kind(architecture, source):
     """The kind of transformers' class `architecture` (its suffix); ConfigError for an unknown one."""
     for suffix in sorted(ARCHITECTURE_KINDS, key=len, reverse=True):
@@ -360,8 +366,8 @@ def convert_huggingface(spec, folder, pretrainer=False, lowercase=None, task=Fal
     else:
         ignore = spec.ignore if pretrainer else spec.ignore + spec.heads
     loader = hf_loader(folder, ignore=ignore)
-    if skipped and spec.prefix:  # a backbone from a task folder: the head is what lies outside the prefix
-        loader.ignore += tuple(sorted(n for n in loader.names if not n.startswith(spec.prefix)))
+    if skipped:  # a backbone from a task folder: its head's weights stay unused (anything else is reported)
+        loader.ignore += spec.heads + tuple(p for h in spec.tasks for p in h.names) + HEAD_NAMES
     task_kwargs = spec.prepare(loader, kwargs, pretrainer) if spec.prepare else None
     if head is not None:
         backbone = resolve(spec.backbone)(**kwargs)

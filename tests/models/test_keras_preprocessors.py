@@ -117,6 +117,7 @@ def test_the_families_name_their_preprocessors():
         assert issubclass(cls, keras_hub.models.TextClassifierPreprocessor)
 
 
+@pytest.mark.tf_only
 @pytest.mark.parametrize("name", FAMILIES)
 def test_packs_what_the_recipes_pack(name, assets):
     """Eagerly and in `tf.data`, single segments and pairs, with and without truncation."""
@@ -147,6 +148,7 @@ def test_packs_what_the_recipes_pack(name, assets):
         assert (full > SHORT).all()
 
 
+@pytest.mark.tf_only
 def test_xlnet_pads_left_and_ends_with_cls(assets):
     tokenizer, make_preprocessor, _ = assets["xlnet"]
     x = numpy(make_preprocessor(LENGTH)(x=(["the cat", "猫坐在垫子上。 Quick brown foxes jump over lazy dogs"],
@@ -165,6 +167,7 @@ def test_xlnet_pads_left_and_ends_with_cls(assets):
     assert x["segment_ids"][0, : LENGTH - n].sum() == 0
 
 
+@pytest.mark.tf_only
 def test_gpt_ids_equal_transformers(assets, tmp_path):
     transformers = pytest.importorskip("transformers")
     tokenizer, make_preprocessor, _ = assets["gpt"]
@@ -219,6 +222,7 @@ def test_fit_predict_and_keras_file_round_trip(name, assets, tmp_path):
     np.testing.assert_allclose(keras.ops.convert_to_numpy(got), predicted, atol=1e-5)
 
 
+@pytest.mark.tf_only
 @pytest.mark.parametrize("name", FAMILIES)
 def test_from_preset_builds_the_preprocessor(name, assets, tmp_path):
     """keras-hub's `from_preset` path (no `preprocessor.json`): the family's preprocessor with the model's

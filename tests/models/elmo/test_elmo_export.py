@@ -102,6 +102,7 @@ def tiny(tmp_path_factory):
     return {"backbone": backbone, "paths": paths, "restored": restored, "vocabulary": vocabulary}
 
 
+@pytest.mark.one_backend
 @pytest.mark.parametrize("config", ["projection", "no_projection"])
 def test_release_round_trip(releases, config, tmp_path):
     """bilm release -> convert.load -> export_bilm: the same datasets and options."""
@@ -133,6 +134,7 @@ def test_release_round_trip(releases, config, tmp_path):
         np.testing.assert_array_equal(after[path], value, err_msg=path)
 
 
+@pytest.mark.one_backend
 def test_release_softmax_round_trip(releases, tmp_path):
     """bilm's softmax (training checkpoint + vocabulary, its own word order) -> ElmoBiLM -> export:
     every word keeps its row."""
@@ -236,6 +238,7 @@ def test_pretrainer_round_trip(tiny, tmp_path, capsys):
         _report(f"LM {name} NLL after the round trip", np.abs(got[name] - expected[name])[targets > 0].max())
 
 
+@pytest.mark.one_backend
 def test_what_bilm_cannot_hold_is_refused(tmp_path):
     out = str(tmp_path / "out")
     # No CNN_proj and no W_P_0 when the widths agree: the projections must be the identity.
@@ -273,6 +276,7 @@ def test_what_bilm_cannot_hold_is_refused(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["out"]
 
 
+@pytest.mark.one_backend
 def test_output_folder_must_be_new_or_empty(tiny, tmp_path):
     backbone = tiny["backbone"]
     full = tmp_path / "full"
