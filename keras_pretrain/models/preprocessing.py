@@ -47,3 +47,20 @@ class PresetPreprocessorMixin:
             if length:
                 kwargs["sequence_length"] = int(length)
         return loader.load_preprocessor(cls, config_file, **kwargs)
+
+
+def sequence_length_property(*layers):
+    """A preprocessor's `sequence_length` property that also sets it on the layers named (packers, tokenizer)
+    when they exist, as keras-hub's preprocessors do for their packer."""
+
+    def get(self):
+        return self._sequence_length
+
+    def set(self, value):
+        self._sequence_length = value
+        for name in layers:
+            layer = getattr(self, name, None)
+            if layer is not None:
+                layer.sequence_length = value
+
+    return property(get, set)

@@ -6,6 +6,7 @@ import keras_hub
 from keras_pretrain.models.elmo.elmo_backbone import ElmoBackbone
 from keras_pretrain.models.elmo.elmo_tokenizer import ElmoCharacterMapper
 from keras_pretrain.models.preprocessing import preprocessing_function
+from keras_pretrain.models.preprocessing import sequence_length_property
 from keras_pretrain.text import MAX_CHARACTERS
 
 try:
@@ -89,15 +90,7 @@ class ElmoPreprocessor(keras_hub.models.TextClassifierPreprocessor):
             char_ids = char_ids[0]
         return keras.utils.pack_x_y_sample_weight({"char_ids": char_ids}, y, sample_weight)
 
-    @property
-    def sequence_length(self):
-        return self._sequence_length
-
-    @sequence_length.setter
-    def sequence_length(self, value):
-        self._sequence_length = value
-        if getattr(self, "tokenizer", None) is not None:
-            self.tokenizer.sequence_length = value
+    sequence_length = sequence_length_property("tokenizer")
 
     def get_config(self):
         config = super().get_config()

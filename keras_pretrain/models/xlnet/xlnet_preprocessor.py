@@ -5,6 +5,7 @@ import keras_hub
 
 from keras_pretrain.models.preprocessing import PresetPreprocessorMixin
 from keras_pretrain.models.preprocessing import preprocessing_function
+from keras_pretrain.models.preprocessing import sequence_length_property
 from keras_pretrain.models.xlnet.xlnet_backbone import XLNetBackbone
 from keras_pretrain.models.xlnet.xlnet_tokenizer import XLNetTokenizer
 
@@ -89,13 +90,4 @@ class XLNetPreprocessor(PresetPreprocessorMixin, keras_hub.models.TextClassifier
             ids = tf.RaggedTensor.from_tensor(ids) if ids.shape.rank == 2 else ids
         return tf.cast(ids, tf.int32)
 
-    @property
-    def sequence_length(self):
-        return self._sequence_length
-
-    @sequence_length.setter
-    def sequence_length(self, value):
-        self._sequence_length = value
-        for packer in (getattr(self, "packer", None), getattr(self, "mask_packer", None)):
-            if packer is not None:
-                packer.sequence_length = value
+    sequence_length = sequence_length_property("packer", "mask_packer")
