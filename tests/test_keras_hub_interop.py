@@ -122,6 +122,14 @@ def assert_equal_outputs(actual, expected, what):
         assert diff <= TOLERANCE, f"{what} {key}: max abs diff {diff:.3g}"
 
 
+def random_backbone(build, tokenizer, seed):
+    """`(backbone, vocabulary_size)`: `build(vocabulary_size)` with every weight random."""
+    vocabulary_size = tokenizer.vocabulary_size()
+    backbone = build(vocabulary_size)
+    randomize(backbone, seed=seed)
+    return backbone, vocabulary_size
+
+
 def ids(tokenizer):
     return [int(i) for i in np.asarray(to_numpy(tokenizer(TEXT)))]
 
@@ -130,9 +138,7 @@ def ids(tokenizer):
 def test_ours_to_keras_hub_preset(family, tmp_path):
     case = CASES[family]
     tokenizer, _ = case.tokenizers(tmp_path)
-    vocabulary_size = tokenizer.vocabulary_size()
-    ours = case.our_backbone(vocabulary_size)
-    randomize(ours, seed=1)
+    ours, vocabulary_size = random_backbone(case.our_backbone, tokenizer, seed=1)
     folder = tmp_path / "preset"
     keras_hub_presets.to_keras_hub_preset(ours, folder, tokenizer=tokenizer)
 
@@ -157,9 +163,7 @@ def test_ours_to_keras_hub_preset(family, tmp_path):
 def test_keras_hub_preset_to_ours(family, tmp_path):
     case = CASES[family]
     our_tokenizer, hub_tokenizer = case.tokenizers(tmp_path)
-    vocabulary_size = hub_tokenizer.vocabulary_size()
-    hub = case.hub_backbone(vocabulary_size)
-    randomize(hub, seed=2)
+    hub, vocabulary_size = random_backbone(case.hub_backbone, hub_tokenizer, seed=2)
     folder = tmp_path / "hub_preset"
     hub.save_to_preset(str(folder))  # keras-hub's own saving
     hub_tokenizer.save_to_preset(str(folder))
