@@ -16,14 +16,16 @@ _FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | g
 def prepare_new_folder(folder):
     """Makes `folder` (new or empty, not a link); returns whether it was created."""
     folder = os.fspath(folder)
-    if os.path.islink(folder):
-        raise ExportError(f"{folder}: is a symbolic link; the export writes into a real new or empty folder.")
-    if os.path.exists(folder):
-        if not os.path.isdir(folder):
-            raise ExportError(f"{folder}: exists and is not a folder; nothing was written.")
-        if os.listdir(folder):
-            raise ExportError(f"{folder}: exists and is not empty; the export writes into a new or empty "
-                              "folder (nothing was changed).")
+    if os.path.lexists(folder):
+        if os.path.islink(folder) or not os.path.isdir(folder):
+            what = "a symbolic link" if os.path.islink(folder) else "not a folder"
+            raise ExportError(f"{folder}: the output folder is {what}; give a new or empty folder (nothing was "
+                              "written).")
+        entries = sorted(os.listdir(folder))
+        if entries:
+            more = f" and {len(entries) - 5} more" if len(entries) > 5 else ""
+            raise ExportError(f"{folder}: the output folder is not empty (holds {entries[:5]}{more}); give a new "
+                              "or empty folder (nothing was changed).")
         return False
     os.makedirs(folder)
     return True

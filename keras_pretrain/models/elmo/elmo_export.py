@@ -24,6 +24,7 @@ import os
 
 import numpy as np
 
+from keras_pretrain.checkpoints.output import prepare_new_folder
 from keras_pretrain.errors import ConfigError
 from keras_pretrain.errors import ExportError
 from keras_pretrain.models.elmo.elmo_convert import options_config
@@ -156,23 +157,6 @@ def bilm_vocabulary(vocabulary, size=None):
     return words[1:]
 
 
-def _prepare_folder(folder):
-    """Creates `folder`, or accepts it when it is an empty folder."""
-    if os.path.lexists(folder):
-        if os.path.islink(folder) or not os.path.isdir(folder):
-            what = "a symbolic link" if os.path.islink(folder) else "not a folder"
-            raise ExportError(f"{folder}: the output folder is {what}; give a new or empty folder.")
-        entries = sorted(os.listdir(folder))
-        if entries:
-            raise ExportError(
-                f"{folder}: the output folder is not empty (holds {entries[:5]}"
-                + (f" and {len(entries) - 5} more" if len(entries) > 5 else "")
-                + "); give a new or empty folder."
-            )
-    else:
-        os.makedirs(folder)
-
-
 def _create(path):
     """A new text file at `path`: never an existing file, never through a symbolic link."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
@@ -263,7 +247,7 @@ def export_bilm(model, folder, vocabulary=None):
                   "padding word); on import it gets bias -1e30.", flush=True)
         softmax_arrays = (np.ascontiguousarray(table[1:]), np.ascontiguousarray(bias[1:]))
 
-    _prepare_folder(folder)
+    prepare_new_folder(folder)
     paths = {"options": os.path.join(folder, OPTIONS_FILE), "weights": os.path.join(folder, WEIGHTS_FILE)}
     with _create(paths["options"]) as f:
         json.dump(options, f, indent=2)
