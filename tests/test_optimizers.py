@@ -1,5 +1,7 @@
 """`keras_pretrain.optimizers`: AdamW equals Keras' AdamW (fused on PyTorch); the warmup schedule."""
 
+import contextlib
+
 import keras
 import numpy as np
 import pytest
@@ -121,3 +123,63 @@ def test_adamw_under_mirrored_strategy_equals_keras_adamw():
     assert result["replicas"] == 2
     assert result["moved"] > 1e-2
     assert result["diff"] <= 1e-6, result
+
+
+def _stack_variables():
+    """Variables at the paths of a 3-layer backbone and its head: {path: variable}."""
+    rs = np.random.RandomState(1)
+    paths = ["token_embedding/embeddings", "transformer_layer_0/kernel", "transformer_layer_2/kernel",
+             "xl_net_backbone/feedforward_layer_1/kernel", "logits/kernel"]
+    variables = {}
+    for path in paths:
+        *scopes, name = path.split("/")
+        with contextlib.ExitStack() as stack:
+            for scope in scopes:
+                stack.enter_context(keras.name_scope(scope))
+            variables[path] = keras.Variable(rs.randn(4, 3).astype("float32"), name=name)
+    return variables
+
+
+def test_layer_decay_trains_each_layer_at_its_own_rate():
+    """Each variable moves as Keras' AdamW at `decay ** depth` of the rate (weight decay scaled alike)."""
+    from keras_pretrain.optimizers import layer_rate_multiplier
+
+    decay, layers = 0.5, 3
+    expected = {"token_embedding/embeddings": 0.125, "transformer_layer_0/kernel": 0.25,
+                "transformer_layer_2/kernel": 1.0, "xl_net_backbone/feedforward_layer_1/kernel": 0.5,
+                "logits/kernel": 1.0}
+    variables = _stack_variables()
+    assert {p: v.path for p, v in variables.items()} == {p: p for p in variables}
+    assert {p: layer_rate_multiplier(p, decay, layers) for p in variables} == expected
+    rs = np.random.RandomState(2)
+    grads = [[rs.randn(4, 3).astype("float32") for _ in variables] for _ in range(3)]
+    initial = {p: keras.ops.convert_to_numpy(v) for p, v in variables.items()}
+    ours = AdamW(learning_rate=0.1, weight_decay=0.2, layer_decay=decay, num_layers=layers)
+    for step in grads:
+        ours.apply([keras.ops.convert_to_tensor(g) for g in step], list(variables.values()))
+    for i, (path, variable) in enumerate(variables.items()):
+        reference = keras.Variable(initial[path])
+        optimizer = keras.optimizers.AdamW(learning_rate=0.1 * expected[path], weight_decay=0.2)
+        for step in grads:
+            optimizer.apply([keras.ops.convert_to_tensor(step[i])], [reference])
+        np.testing.assert_allclose(keras.ops.convert_to_numpy(variable), keras.ops.convert_to_numpy(reference),
+                                   atol=1e-5, err_msg=path)  # PyTorch's fused formula: ~2e-6 apart
+    assert np.abs(keras.ops.convert_to_numpy(variables["logits/kernel"]) - initial["logits/kernel"]).max() > 0.1
+    restored = keras.optimizers.deserialize(keras.optimizers.serialize(ours))
+    assert (restored.layer_decay, restored.num_layers) == (decay, layers)
+
+
+def test_layer_decay_arguments_of_a_backbone():
+    from keras_pretrain.errors import ConfigError
+    from keras_pretrain.models.albert import AlbertBackbone
+    from keras_pretrain.models.bert import BertBackbone
+    from keras_pretrain.optimizers import layer_decay_arguments
+
+    kwargs = dict(vocabulary_size=30, num_layers=3, num_heads=2, hidden_dim=8, intermediate_dim=16,
+                  max_sequence_length=16)
+    assert layer_decay_arguments(BertBackbone(**kwargs), 0.8) == {"layer_decay": 0.8, "num_layers": 3}
+    assert layer_decay_arguments(BertBackbone(**kwargs), None) == {}
+    with pytest.raises(ConfigError, match="ALBERT shares its layers"):
+        layer_decay_arguments(AlbertBackbone(embedding_dim=4, **kwargs), 0.8)
+    with pytest.raises(ValueError, match="layer_decay"):
+        AdamW(1e-3, layer_decay=1.5, num_layers=3)
