@@ -5,7 +5,7 @@ import importlib
 import pytest
 
 RECIPES = ["pretrain", "finetune", "fill_mask", "generate", "distill", "create_pretraining_data",
-           "albert_to_savedmodel"]
+           "albert_to_savedmodel", "evaluate"]
 
 
 def parser_of(name):
