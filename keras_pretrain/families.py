@@ -91,6 +91,13 @@ class Family:
         keras_preprocessor: the keras-hub preprocessor layer class name in the family package (strings ->
             inputs inside `model.fit`), or None where the family has none yet.
         summary: how the sentence-level tasks summarise a sequence (`keras_pretrain.layers.summaries`).
+        choice_summary: how multiple choice summarises each (context, ending) sequence where it differs from
+            `summary` (None: `summary`): RoBERTa's `RobertaForMultipleChoice` reads the pooler, not the
+            sequence-classification head (`multiple_choice_summary` is the one to use).
+        multiple_choice: "module:Class" (or a class name in the family package) of the family's multiple-choice
+            task (`keras_pretrain.tasks.multiple_choice.for_backbone`), None where it has none (ELMo).
+        multiple_choice_options: the keyword arguments that make that class a multiple-choice task (GPT-1:
+            `GPTClassifier(task="multiple_choice")`, its double-heads model).
         token_states: where the tasks read one vector per token (`keras_pretrain.layers.summaries`).
         fine_tuning_optimizer: the classifiers' default optimizer (a callable returning a new one).
         package: the family's package (default `keras_pretrain.models.<name>`).
@@ -124,6 +131,9 @@ class Family:
     objectives: tuple
     summary: summaries.SequenceSummary = summaries.POOLED
     token_states: summaries.TokenStates = summaries.SEQUENCE_OUTPUT
+    choice_summary: summaries.SequenceSummary = None
+    multiple_choice: str = "keras_pretrain.tasks.multiple_choice:MultipleChoice"
+    multiple_choice_options: dict = dataclasses.field(default_factory=dict)
     preprocessor: str = "keras_pretrain.tasks.preprocessing:TextPreprocessor"
     keras_preprocessor: str = None
     fine_tuning_optimizer: object = None
@@ -168,6 +178,12 @@ class Family:
     tokenizer_class = property(lambda self: self._class(self.tokenizer))
     preprocessor_class = property(lambda self: self._class(self.preprocessor))
     keras_preprocessor_class = property(lambda self: self._class(self.keras_preprocessor))
+    multiple_choice_class = property(lambda self: self._class(self.multiple_choice))
+
+    @property
+    def multiple_choice_summary(self):
+        """The summary multiple choice reads each choice with (`choice_summary`, else `summary`)."""
+        return self.summary if self.choice_summary is None else self.choice_summary
 
     def default_fine_tuning_optimizer(self):
         """A new instance of the family's default fine-tuning optimizer."""
@@ -234,6 +250,10 @@ _ENCODER = dict(contract=contracts.BERT, packing=packings.BERT, vocabulary=WORDP
                 objectives=MASKED_LM_OBJECTIVES)
 # RoBERTa's head (`RobertaClassificationHead`): the `<s>` state, dropout, Dense(H, tanh), then the output layer.
 _ROBERTA_SUMMARY = summaries.SequenceSummary(summaries.FirstToken, activation="tanh", input_dropout=True)
+# RoBERTa's multiple-choice head (`RobertaForMultipleChoice`): the pooler (`roberta.pooler`: Dense(H, tanh) on
+# `<s>`), dropout, Linear(H, 1). The task holds that projection itself (as `pooler_dense`), so that any RoBERTa
+# backbone (fairseq's have no pooler) takes the head; no dropout before it.
+_ROBERTA_CHOICE_SUMMARY = summaries.SequenceSummary(summaries.FirstToken, activation="tanh", projection="pooler_dense")
 _TEXT = "keras_pretrain.tasks.preprocessing"
 
 FAMILIES = {}
@@ -279,7 +299,7 @@ for _family in (
            objective="full_sentences", masking="token", dynamic=True, casing=False,
            demo_config={**TINY_ENCODER, "padding_id": 0}, position_offset=2, huggingface=("roberta",), exporters=_to_hf("roberta"),
            converters={**_hf("roberta"), "fairseq": "keras_pretrain.models.roberta.roberta_convert:convert_fairseq"},
-           summary=_ROBERTA_SUMMARY, keras_preprocessor="RobertaPreprocessor",
+           summary=_ROBERTA_SUMMARY, choice_summary=_ROBERTA_CHOICE_SUMMARY, keras_preprocessor="RobertaPreprocessor",
            fine_tuning_optimizer=_adamw(2e-5, weight_decay=0.1, beta_2=0.98, epsilon=1e-6),
            **{**_ENCODER, "contract": contracts.ROBERTA, "packing": packings.ROBERTA}),
     # DistilBERT's head (`DistilBertForSequenceClassification`): `pre_classifier` Dense(H, relu) on the
@@ -300,6 +320,7 @@ for _family in (
            casing=False, demo_config=TINY_ENCODER, huggingface=("openai-gpt",), exporters=_to_hf("gpt"),
            summary=summaries.SequenceSummary(summaries.ExtractToken, initializer=initializers.normal_kernel_initializer),
            preprocessor=f"{_TEXT}:GPTTextPreprocessor", keras_preprocessor="GPTPreprocessor",
+           multiple_choice="GPTClassifier", multiple_choice_options={"task": "multiple_choice"},
            fine_tuning_optimizer=_adamw(6.25e-5, weight_decay=0.01),
            converters={**_hf("gpt"), "openai": "keras_pretrain.models.gpt.gpt_convert:convert_openai"}),
     # XLNet's head (`XLNetForSequenceClassification`, `summary_type="last"`): Dense(H, tanh) on the last
@@ -319,7 +340,7 @@ for _family in (
            summary=summaries.SequenceSummary(summaries.MaskedMean, output_dropout=False, initializer=None),
            token_states=summaries.TokenStates("keras_pretrain.models.elmo:ElmoEmbedder", attribute="embedder",
                                               layer_name="elmo", characters=True),
-           preprocessor=f"{_TEXT}:ElmoTextPreprocessor", keras_preprocessor="ElmoPreprocessor",
+           preprocessor=f"{_TEXT}:ElmoTextPreprocessor", keras_preprocessor="ElmoPreprocessor", multiple_choice=None,
            fine_tuning_optimizer=_adam(1e-3),
            demo_config={"num_layers": 2, "hidden_dim": 64, "lstm_dim": 256, "num_highway": 1,
                         "filters": [[1, 32], [2, 32], [3, 64], [4, 128]]},

@@ -160,6 +160,8 @@ class HFHead:
         suffix: the architecture's suffix (default: the first of `kind`'s in `ARCHITECTURE_KINDS`).
         matches: `model -> bool`, whether an export of `model` is this head (default: an instance of
             `task`).
+        backbone_options: backbone arguments the head fixes on import, over the folder's (RoBERTa's
+            multiple-choice task holds the pooler itself: `{"use_pooler": False}`).
     """
 
     kind: str
@@ -170,6 +172,7 @@ class HFHead:
     to_config: Optional[Callable] = None
     suffix: Optional[str] = None
     matches: Optional[Callable] = None
+    backbone_options: dict = dataclasses.field(default_factory=dict)
 
 
 BACKBONE, PRETRAINER = "backbone", "pretrainer"  # the kinds every family converts (tasks: `HFHead.kind`)
@@ -241,7 +244,13 @@ def sequence_classifier_config(task):
 def is_sequence_classifier(model):
     from keras_pretrain.tasks import SequenceClassifier
 
-    return isinstance(model, SequenceClassifier)
+    return isinstance(model, SequenceClassifier) and not is_multiple_choice(model)
+
+
+def is_multiple_choice(model):
+    from keras_pretrain.tasks.multiple_choice import MultipleChoice
+
+    return isinstance(model, MultipleChoice)
 
 
 def sequence_classification(task, place, names, dropout_key="classifier_dropout"):
@@ -251,6 +260,34 @@ def sequence_classification(task, place, names, dropout_key="classifier_dropout"
         return build_sequence_classifier(resolve(task), dropout_key)(backbone, config, source)
 
     return HFHead("sequence_classification", task, place, names=names, build=build, matches=is_sequence_classifier)
+
+
+MULTIPLE_CHOICE = "keras_pretrain.tasks.multiple_choice:MultipleChoice"
+
+
+def build_multiple_choice(dropout_key="classifier_dropout", check=None):
+    """The `HFHead.build` of a `*ForMultipleChoice`: `MultipleChoice(backbone)` (its dropout from
+    `dropout_key` when the config sets it; `check(config, source)` first, when given)."""
+
+    def build(backbone, config, source):
+        if check is not None:
+            check(config, source)
+        dropout = config.get(dropout_key)
+        return resolve(MULTIPLE_CHOICE)(backbone, **({} if dropout is None else {"dropout": dropout}))
+
+    return build
+
+
+def multiple_choice(place, names, dropout_key="classifier_dropout", check=None, to_config=None,
+                    backbone_options=None):
+    """The `HFHead` of a family's `*ForMultipleChoice` (any `MultipleChoice` of the family exports as it).
+
+    `to_config`: `task -> ` the head's `config.json` keys (default none: the number of choices is the
+    inputs').
+    """
+    return HFHead("multiple_choice", MULTIPLE_CHOICE, place, names=names,
+                  build=build_multiple_choice(dropout_key, check), to_config=to_config or (lambda task: {}),
+                  matches=is_multiple_choice, backbone_options=dict(backbone_options or {}))
 
 
 def bert_style_hf_config(backbone, activation):
@@ -370,7 +407,7 @@ def convert_huggingface(spec, folder, pretrainer=False, lowercase=None, task=Fal
         loader.ignore += spec.heads + tuple(p for h in spec.tasks for p in h.names) + HEAD_NAMES
     task_kwargs = spec.prepare(loader, kwargs, pretrainer) if spec.prepare else None
     if head is not None:
-        backbone = resolve(spec.backbone)(**kwargs)
+        backbone = resolve(spec.backbone)(**{**kwargs, **head.backbone_options})
         build = head.build or build_sequence_classifier(resolve(head.task))
         model = build(backbone, config, path)
         spec.load_backbone(backbone, loader)

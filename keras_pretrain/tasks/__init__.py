@@ -1,4 +1,5 @@
 """Downstream tasks written once for every family (the family's `summary` / `token_states` decide how each
 reads its backbone; see `keras_pretrain.families`)."""
 
+from keras_pretrain.tasks.multiple_choice import MultipleChoice
 from keras_pretrain.tasks.sequence_classifier import SequenceClassifier

@@ -186,7 +186,9 @@ HF_SPEC = conversion.HFSpec(
     model_type="albert", architecture="Albert", prefix="albert.", to_config=to_hf_config,
     pretrainer_suffix=bert_convert.pretrainer_suffix,
     tasks=(conversion.sequence_classification("keras_pretrain.models.albert.albert_classifier:AlbertClassifier",
-                                              bert_convert.load_hf_classifier_head, ("classifier.*",)),),
+                                              bert_convert.load_hf_classifier_head, ("classifier.*",)),
+           conversion.multiple_choice(bert_convert.load_hf_classifier_head, ("classifier.*",),
+                                      dropout_key="classifier_dropout_prob")),
     write_tokenizer=sentencepiece_files("AlbertTokenizer"),
 )
 

@@ -102,7 +102,8 @@ def pretrainer_suffix(pretrainer):
 
 
 def load_hf_classifier_head(classifier, loader):
-    """`*ForSequenceClassification`'s `classifier` Linear on the pooled `[CLS]` (BERT, ALBERT, ERNIE)."""
+    """`*ForSequenceClassification`'s (and `*ForMultipleChoice`'s) `classifier` Linear on the pooled `[CLS]`
+    (BERT, ALBERT, ERNIE)."""
     load_dense(loader, classifier.output_dense, *HF.dense("", "classifier"), HF.linear)
 
 
@@ -181,7 +182,8 @@ HF_SPEC = conversion.HFSpec(
     model_type="bert", architecture="Bert", prefix="bert.", to_config=to_hf_config,
     pretrainer_suffix=pretrainer_suffix,
     tasks=(conversion.sequence_classification("keras_pretrain.models.bert.bert_classifier:BertClassifier",
-                                              load_hf_classifier_head, ("classifier.*",)),),
+                                              load_hf_classifier_head, ("classifier.*",)),
+           conversion.multiple_choice(load_hf_classifier_head, ("classifier.*",))),
     write_tokenizer=wordpiece_files(),
 )
 
@@ -279,6 +281,7 @@ def _convert_tf1(root, prefix, pretrainer, lowercase, path):
 
 
 def export_huggingface(model, folder, tokenizer=None):
-    """A `BertBackbone`, `BertPretrainer` or BERT classifier -> a Hugging Face folder (`BertModel`,
-    `BertForPreTraining` / `BertForMaskedLM`, `BertForSequenceClassification`)."""
+    """A `BertBackbone`, `BertPretrainer`, BERT classifier or multiple-choice task -> a Hugging Face folder
+    (`BertModel`, `BertForPreTraining` / `BertForMaskedLM`, `BertForSequenceClassification`,
+    `BertForMultipleChoice`)."""
     return huggingface_export.export_huggingface(HF_SPEC, model, folder, tokenizer)

@@ -79,7 +79,8 @@ def load_hf_pretrainer(pretrainer, loader, model_prefix="distilbert."):
 
 
 def load_hf_classifier_head(classifier, loader):
-    """`pre_classifier` (Dense(H, relu) on the first token) and `classifier`."""
+    """`pre_classifier` (Dense(H, relu) on the first token) and `classifier` (`*ForSequenceClassification`,
+    `*ForMultipleChoice`)."""
     load_dense(loader, classifier.head_dense, *HF.dense("", "pre_classifier"), HF.linear)
     load_dense(loader, classifier.output_dense, *HF.dense("", "classifier"), HF.linear)
 
@@ -110,7 +111,9 @@ HF_SPEC = dataclasses.replace(
     pretrainer_suffix=pretrainer_suffix,
     tasks=(conversion.sequence_classification(
         "keras_pretrain.models.distil_bert.distil_bert_classifier:DistilBertClassifier",
-        load_hf_classifier_head, ("pre_classifier.*", "classifier.*"), dropout_key="seq_classif_dropout"),),
+        load_hf_classifier_head, ("pre_classifier.*", "classifier.*"), dropout_key="seq_classif_dropout"),
+           conversion.multiple_choice(load_hf_classifier_head, ("pre_classifier.*", "classifier.*"),
+                                      dropout_key="seq_classif_dropout")),
 )
 
 

@@ -8,7 +8,9 @@ from keras_pretrain.layers.folding import FoldSequences
 from keras_pretrain.layers.initializers import normal_kernel_initializer
 from keras_pretrain.layers.folding import UnfoldSequences
 from keras_pretrain.layers.summaries import extract_token_state
-from keras_pretrain.losses import classification_loss
+from keras_pretrain.losses import PROBLEM_TYPES
+from keras_pretrain.losses import problem_loss
+from keras_pretrain.losses import problem_metrics
 from keras_pretrain.models.gpt.gpt_backbone import GPTBackbone
 from keras_pretrain.models.gpt.gpt_causal_lm import decoder_inputs
 from keras_pretrain.models.gpt.gpt_causal_lm import lm_loss
@@ -92,10 +94,15 @@ class GPTClassifier(TaskMixin, keras_hub.models.TextClassifier):
         dropout=0.1,
         preprocessor=None,
         use_bias=True,
+        problem_type="single_label_classification",
         **kwargs,
     ):
         if task not in TASKS:
             raise ConfigError(f"Unknown GPT task {task!r}; expected one of {TASKS}.")
+        if problem_type not in PROBLEM_TYPES or (task == "multiple_choice" and problem_type != PROBLEM_TYPES[0]):
+            raise ConfigError(f"problem_type {problem_type!r} does not apply to GPT task {task!r} "
+                              f"(one of {PROBLEM_TYPES}; multiple choice is single-label).")
+        self.problem_type = problem_type
         # === Config (needed by the default compile in the constructor) ===
         self.num_classes = num_classes
         self.task = task
@@ -165,6 +172,7 @@ class GPTClassifier(TaskMixin, keras_hub.models.TextClassifier):
             "lm_weight": self.lm_weight,
             "dropout": self.dropout,
             **({} if self.use_bias else {"use_bias": False}),
+            **({} if self.problem_type == PROBLEM_TYPES[0] else {"problem_type": self.problem_type}),
         }
 
     def is_feature_dict(self, x):
@@ -177,7 +185,8 @@ class GPTClassifier(TaskMixin, keras_hub.models.TextClassifier):
     def _with_lm_targets(self, x, labels):
         targets, weights = lm_targets(x)
         y = {"logits": labels, "lm": targets}
-        sample_weight = {"logits": ones_like(labels), "lm": weights}
+        per_example = labels if len(labels.shape) == 1 else labels[:, 0]  # multi-label / regression [B, C]
+        sample_weight = {"logits": ones_like(per_example), "lm": weights}
         return x, y, sample_weight
 
     def preprocess_samples(self, x, y=None, sample_weight=None):
@@ -196,10 +205,8 @@ class GPTClassifier(TaskMixin, keras_hub.models.TextClassifier):
     def default_compile_args(self):
         return {
             "optimizer": AdamW(6.25e-5, weight_decay=0.01),
-            "loss": {"logits": classification_loss(), "lm": lm_loss()},
-            "weighted_metrics": {
-                "logits": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]
-            },
+            "loss": {"logits": problem_loss(self.problem_type), "lm": lm_loss()},
+            "weighted_metrics": {"logits": problem_metrics(self.problem_type)},
         }
 
     def compile(self, *args, loss_weights="auto", **kwargs):

@@ -22,6 +22,7 @@ from keras_pretrain.checkpoints.weights import WeightLoader
 from keras_pretrain.checkpoints.weights import torch_linear
 from keras_pretrain.errors import CheckpointFormatError
 from keras_pretrain.errors import ConfigError
+from keras_pretrain.errors import ExportError
 from keras_pretrain.layers.activations import HF_ACTIVATIONS
 from keras_pretrain.layers.activations import translate_activation
 from keras_pretrain.models import conversion
@@ -89,6 +90,23 @@ def load_hf_classifier_head(classifier, loader):
     load_dense(loader, classifier.output_dense, *HF.dense("", "classifier/out_proj"), HF.linear)
 
 
+def load_hf_multiple_choice_head(task, loader):
+    """`RobertaForMultipleChoice`: its pooler `roberta.pooler.dense` (tanh on `<s>`) is the task's
+    `pooler_dense` projection (the family's `choice_summary`), then `classifier` Linear(H, 1).
+
+    The task is built on a backbone without a pooler (the head's `backbone_options`); one that has its own
+    (`use_pooler=True`, unused by the task) has no place in the folder: transformers' model has one pooler.
+    """
+    if task.backbone.pooled_dense is not None:
+        raise ExportError(
+            f"{loader.source}: this MultipleChoice's backbone has a pooler of its own (use_pooler=True), which "
+            "the task does not read; RobertaForMultipleChoice has one pooler, the task's pooler_dense. Build "
+            "the task on a RobertaBackbone(use_pooler=False)."
+        )
+    load_dense(loader, task.pooler_dense, *HF.dense(hf_prefix(loader, "roberta."), "pooler/dense"), HF.linear)
+    load_dense(loader, task.output_dense, *HF.dense("", "classifier"), HF.linear)
+
+
 def to_hf_config(backbone):
     config = conversion.bert_style_hf_config(backbone, hf_activation)
     config.update(pad_token_id=backbone.padding_id, bos_token_id=0, eos_token_id=2)
@@ -108,7 +126,9 @@ HF_SPEC = conversion.HFSpec(
     model_type="roberta", architecture="Roberta", prefix="roberta.", to_config=to_hf_config,
     pretrainer_suffix=pretrainer_suffix,
     tasks=(conversion.sequence_classification("keras_pretrain.models.roberta.roberta_classifier:RobertaClassifier",
-                                              load_hf_classifier_head, ("classifier.*",)),),
+                                              load_hf_classifier_head, ("classifier.*",)),
+           conversion.multiple_choice(load_hf_multiple_choice_head, ("classifier.*",),
+                                      dropout_key="hidden_dropout_prob", backbone_options={"use_pooler": False})),
     write_tokenizer=bpe_files("RobertaTokenizer", lambda t: dict(t.vocabulary), lambda t: list(t.merges),
                               bos_token="<s>", eos_token="</s>", sep_token="</s>", cls_token="<s>",
                               unk_token="<unk>", pad_token="<pad>", mask_token="<mask>", add_prefix_space=False),

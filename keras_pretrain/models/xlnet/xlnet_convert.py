@@ -87,7 +87,8 @@ def load_hf_pretrainer(pretrainer, loader):
 
 
 def load_hf_classifier_head(classifier, loader):
-    """`XLNetForSequenceClassification`'s `sequence_summary.summary` (tanh, last token) and `logits_proj`."""
+    """`XLNetForSequenceClassification`'s (and `XLNetForMultipleChoice`'s) `sequence_summary.summary` (tanh,
+    last token) and `logits_proj`."""
     load_dense(loader, classifier.summary_dense, *HF.dense("", "sequence_summary/summary"), HF.linear)
     load_dense(loader, classifier.output_dense, *HF.dense("", "logits_proj"), HF.linear)
 
@@ -113,10 +114,15 @@ def to_hf_config(backbone):
     }
 
 
+def summary_config(task):
+    """`XLNetSequenceSummary`'s keys of our summary (the last token, tanh projection, then dropout)."""
+    return {"summary_type": "last", "summary_use_proj": True, "summary_activation": "tanh",
+            "summary_last_dropout": task.dropout}
+
+
 def classifier_config(classifier):
     config = conversion.sequence_classifier_config(classifier)
-    config.update(summary_type="last", summary_use_proj=True, summary_activation="tanh",
-                  summary_last_dropout=classifier.dropout)
+    config.update(summary_config(classifier))
     return config
 
 
@@ -165,7 +171,10 @@ HF_SPEC = conversion.HFSpec(
     tasks=(conversion.HFHead("sequence_classification", "keras_pretrain.models.xlnet.xlnet_classifier:XLNetClassifier",
                              load_hf_classifier_head, names=("sequence_summary.*", "logits_proj.*"),
                              build=build_classifier, to_config=classifier_config,
-                             matches=conversion.is_sequence_classifier),),
+                             matches=conversion.is_sequence_classifier),
+           conversion.multiple_choice(load_hf_classifier_head, ("sequence_summary.*", "logits_proj.*"),
+                                      dropout_key="summary_last_dropout", check=check_summary,
+                                      to_config=summary_config)),
     write_tokenizer=sentencepiece_files("XLNetTokenizer", keep_accents=False),
 )
 
