@@ -201,7 +201,7 @@ def write_savedmodels(out_dir, model, extra, seq_length):
                                family=family.name)
 
 
-def serving_metadata(model, family, labels=None, pair=False, seq_length=128):
+def serving_metadata(model, family, labels=None, pair=False, seq_length=128, threshold=0.5):
     """`metadata.json`'s description of a classifier's serving SavedModel."""
     limit = getattr(model.backbone, "max_sequence_length", None)
     num_classes = serving.num_classes_of(model)
@@ -212,15 +212,16 @@ def serving_metadata(model, family, labels=None, pair=False, seq_length=128):
         "path": SERVING_PATH,
         "signature": "serving_default",
         "inputs": list(serving.text_inputs(model, pair, family)),
-        "outputs": list(serving.OUTPUTS),
+        "outputs": list(serving.outputs_of(model)),
         "labels": labels,
+        **({"threshold": float(threshold)} if "label_mask" in serving.outputs_of(model) else {}),
         "pair": bool(pair),
         "seq_length": min(seq_length, limit) if limit else seq_length,
         "requires": families.get(family).contract.serving_requires,
     }
 
 
-def export_serving(model, path, tokenizer=None, labels=None, pair=False, seq_length=128):
+def export_serving(model, path, tokenizer=None, labels=None, pair=False, seq_length=128, threshold=0.5):
     """Writes `model`'s serving SavedModel to `path` (`NAME/1`), on any backend.
 
     See `keras_pretrain.export.serving.export_serving`; under JAX or PyTorch
@@ -230,11 +231,11 @@ def export_serving(model, path, tokenizer=None, labels=None, pair=False, seq_len
     """
     path = os.fspath(path)
     family = families.family_of(model).name
-    spec = serving_metadata(model, family, labels, pair, seq_length)
+    spec = serving_metadata(model, family, labels, pair, seq_length, threshold)
     spec["path"] = path
     if keras.config.backend() == "tensorflow":
         serving.export_serving(model, path, tokenizer=tokenizer, labels=spec["labels"], pair=pair,
-                               seq_length=spec["seq_length"], family=family)
+                               seq_length=spec["seq_length"], family=family, threshold=threshold)
         return spec
     with tempfile.TemporaryDirectory() as tmp:
         model.save(os.path.join(tmp, "model.keras"))
@@ -262,7 +263,7 @@ def _serving_main(folder, spec):
     tokenizer_folder = os.path.join(folder, "tokenizer")
     tokenizer = read_tokenizer(tokenizer_folder) if os.path.isdir(tokenizer_folder) else None
     serving.export_serving(model, spec["path"], tokenizer=tokenizer, labels=spec["labels"], pair=spec["pair"],
-                           seq_length=spec["seq_length"])
+                           seq_length=spec["seq_length"], threshold=spec.get("threshold", 0.5))
 
 
 def _main(out_dir, seq_length, extra):

@@ -27,6 +27,25 @@ def classification_loss(name="loss"):
     )
 
 
+def problem_loss(problem_type, name="loss"):
+    """The loss of a `problem_type` (transformers' names): softmax cross-entropy over integer labels,
+    mean squared error for regression, sigmoid binary cross-entropy for multi-label (labels [B, C] of 0/1)."""
+    if problem_type == "regression":
+        return keras.losses.MeanSquaredError(name=name)
+    if problem_type == "multi_label_classification":
+        return keras.losses.BinaryCrossentropy(from_logits=True, name=name)
+    return classification_loss(name)
+
+
+def problem_metrics(problem_type):
+    """Default `compile` metrics of a `problem_type` (multi-label: per-label accuracy at p = 0.5)."""
+    if problem_type == "regression":
+        return [keras.metrics.MeanSquaredError(name="mse")]
+    if problem_type == "multi_label_classification":
+        return [keras.metrics.BinaryAccuracy(threshold=0.0, name="accuracy")]  # logits: 0 is p = 0.5
+    return [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]
+
+
 def distillation_kl(teacher_logits, student_logits, temperature=2.0, mask=None):
     """KL(softmax(teacher/T) || softmax(student/T)) * T^2, averaged.
 

@@ -25,7 +25,6 @@ loading) and returns `logits`, `probabilities`, `label_ids` and `labels`
 """
 
 import argparse
-import csv
 import json
 import os
 import sys
@@ -34,51 +33,42 @@ import time
 from keras_pretrain.data.packing import GPT
 from keras_pretrain.data.packing import truncate  # noqa: F401 (recipes.finetune.truncate, as before)
 from recipes import common
+from recipes import finetune_data
+from recipes import finetune_tasks
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORPUS = os.path.join(os.path.dirname(HERE), "corpus")
 DEFAULT_DATA = {"classify": os.path.join(CORPUS, "classify.tsv"), "pair": os.path.join(CORPUS, "pairs.tsv")}
-COLUMNS = {"classify": ["label", "text"], "pair": ["label", "text_a", "text_b"]}
+DEFAULT_SEQ_LENGTH = 128
 
 
 def build_parser():
     parser = argparse.ArgumentParser(prog="python -m recipes.finetune", description=__doc__,
                                      formatter_class=common.HelpFormatter)
     parser.add_argument("--from", dest="source", required=True, help="pretraining run folder, module folder, or a published release (folder, archive or checkpoint in any format keras_pretrain.convert.load reads)")
-    parser.add_argument("--task", default="classify", choices=["classify", "pair"], help="one text per row, or a pair")
-    parser.add_argument("--data", default=None, help="TSV/CSV with a header (None: the bundled dataset of the task)")
+    parser.add_argument("--task", default="classify", choices=list(finetune_data.TASKS),
+                        help="classify / pair / regression / multi-label (a table, --data), a GLUE task, swag or race (a task folder, --data-dir)")
+    parser.add_argument("--data", default=None, help="table tasks: TSV/CSV with a header (None: the bundled dataset of classify / pair)")
+    parser.add_argument("--validation-data", default=None, help="table tasks: a validation table (None: --validation-fraction of --data)")
+    parser.add_argument("--data-dir", default=None, help="GLUE / SWAG / RACE: the task folder as the download lays it out")
+    parser.add_argument("--features-only", action="store_true", help="GLUE: write train.tf_record and eval.tf_record (the authors' features) to --out and stop")
     parser.add_argument("--epochs", type=int, default=3, help="training epochs")
     parser.add_argument("--batch-size", type=int, default=32, help="batch size")
-    parser.add_argument("--seq-length", type=int, default=64, help="packed length (at most the model's positions)")
-    parser.add_argument("--learning-rate", type=float, default=1e-3, help="AdamW rate (1e-3 suits the tiny models; ~3e-5 for base-sized ones)")
-    parser.add_argument("--validation-fraction", type=float, default=0.2, help="held-out fraction")
+    parser.add_argument("--seq-length", type=int, default=None, help="packed length (default: 128, at most the model's positions)")
+    parser.add_argument("--learning-rate", type=float, default=None, help="peak AdamW rate (default: 1e-3 for the tiny models, hidden < 256; 3e-5 for larger ones, as the papers)")
+    parser.add_argument("--warmup-ratio", type=float, default=0.1, help="fraction of the steps of linear warmup (then linear decay to 0)")
+    parser.add_argument("--weight-decay", type=float, default=0.01, help="AdamW weight decay (never on LayerNorm and biases)")
+    parser.add_argument("--layer-decay", type=float, default=None, help="layer-wise learning-rate decay (XLNet / ELECTRA), e.g. 0.75; None: off")
+    parser.add_argument("--patience", type=int, default=None, help="stop after this many epochs without a better validation score (None: train every epoch; the best epoch is kept either way)")
+    parser.add_argument("--threshold", type=float, default=0.5, help="multi-label: a label is predicted at this probability or above")
+    parser.add_argument("--validation-fraction", type=float, default=0.2, help="table tasks without --validation-data: held-out fraction")
     parser.add_argument("--seed", type=int, default=0, help="random seed")
     parser.add_argument("--out", default=None, help="output folder, must be new (None: <from>/finetune-<task>-<time> for a run or module, runs/finetune-<task>-<time> for a release)")
+    parser.add_argument("--no-export", action="store_true", help="skip the serving SavedModel (classifier.keras is still saved)")
     parser.add_argument("--verbose", type=int, default=2, help="Keras progress: 0 silent, 1 bar, 2 a line per epoch")
     parser.add_argument("--lowercase", action=argparse.BooleanOptionalAction, default=None,
                         help="override the tokenizer's casing (default: as the run or module saved it)")
     return parser
-
-
-def read_table(parser, path, task):
-    """Rows of the labelled file as dicts; exits 2 with a clear message on bad input."""
-    if not os.path.isfile(path):
-        parser.error(f"--data: no such file {path!r}")
-    delimiter = "\t" if path.endswith((".tsv", ".txt")) else ","
-    try:
-        with open(path, encoding="utf-8", newline="") as f:
-            rows = list(csv.DictReader(f, delimiter=delimiter))
-    except UnicodeDecodeError as e:
-        parser.error(f"--data: {path} is not UTF-8 ({e})")
-    if not rows:
-        parser.error(f"--data: {path} holds no rows")
-    missing = [c for c in COLUMNS[task] if c not in rows[0]]
-    if missing:
-        parser.error(f"--data: {path} lacks column(s) {missing}; found {list(rows[0])} (task {task} needs {COLUMNS[task]})")
-    for i, row in enumerate(rows, start=2):
-        if any(not (row.get(c) or "").strip() for c in COLUMNS[task]):
-            parser.error(f"--data: {path} line {i}: empty field")
-    return rows
 
 
 GPT_SPECIAL_TOKENS = list(GPT.special_tokens)
@@ -190,7 +180,7 @@ def accuracy(metrics):
     return next(v for k, v in metrics.items() if k.endswith("accuracy"))
 
 
-def export_classifier(classifier, out_path, tokenizer, labels, pair, seq_length):
+def export_classifier(classifier, out_path, tokenizer, labels, pair, seq_length, threshold=0.5):
     """The serving SavedModel (strings in, in TensorFlow Serving's `NAME/1` layout), from any backend.
 
     Written by `hub_modules.exporting.export_serving` (a TensorFlow
@@ -199,31 +189,118 @@ def export_classifier(classifier, out_path, tokenizer, labels, pair, seq_length)
     from hub_modules.exporting import export_serving
 
     return export_serving(classifier, out_path, tokenizer=tokenizer, labels=labels, pair=pair,
-                          seq_length=seq_length)
+                          seq_length=seq_length, threshold=threshold)
+
+
+def authors_style(family):
+    """"bert" / "xlnet": the GLUE features of the authors' scripts apply to the family's packing; else None."""
+    from keras_pretrain import families
+    from keras_pretrain.data import packing
+
+    packed = families.get(family).packing
+    return {id(packing.BERT): "bert", id(packing.XLNET): "xlnet"}.get(id(packed))
+
+
+def glue_features(family, tokenizer, data, examples, seq_length):
+    """The authors' GLUE features of `examples` (`keras_pretrain.data.glue_features`) for our tokenizer."""
+    from keras_pretrain.data import glue_features as features
+    from keras_pretrain.tasks.preprocessing import token_ids
+
+    texts = sorted({t for e in examples for t in (e.text_a, e.text_b) if t})
+    ids = dict(zip(texts, token_ids(tokenizer, texts)))
+    special = preprocessor(family, tokenizer).special_ids()
+    return features.convert_examples_to_features(examples, data.glue_task, seq_length, ids.__getitem__,
+                                                 authors_style(family), special)
+
+
+def model_inputs(records, style):
+    """Our inputs (`token_ids`, `segment_ids`, `padding_mask`) from the authors' features."""
+    import numpy as np
+
+    from keras_pretrain.data import glue_features as features
+
+    arrays = features.to_arrays(records)
+    mask = arrays["input_mask"]
+    return {"token_ids": arrays["input_ids"].astype("int32"), "segment_ids": arrays["segment_ids"].astype("int32"),
+            "padding_mask": (mask if style == "bert" else 1 - mask).astype("int32")}, np.asarray(arrays["label_ids"])
+
+
+def check_arguments(parser, args):
+    for name in ("epochs", "batch_size", "seq_length", "patience"):
+        value = getattr(args, name)
+        if value is not None and value <= 0:
+            parser.error(f"--{name.replace('_', '-')} must be positive")
+    if not 0 < args.validation_fraction < 1:
+        parser.error("--validation-fraction must be between 0 and 1")
+    if not 0 <= args.warmup_ratio < 1:
+        parser.error("--warmup-ratio must be in [0, 1)")
+    if not 0 < args.threshold < 1:
+        parser.error("--threshold must be between 0 and 1")
+    if args.layer_decay is not None and not 0 < args.layer_decay <= 1:
+        parser.error("--layer-decay must be in (0, 1]")
+    if not os.path.exists(args.source):
+        parser.error(f"--from: no such folder or file {args.source!r}")
+    table = args.task in finetune_data.TABLE_TASKS
+    if table and args.data_dir:
+        parser.error(f"--data-dir: --task {args.task} reads a table (--data), not a task folder")
+    if not table and (args.data or args.validation_data):
+        parser.error(f"--data: --task {args.task} reads a task folder: give --data-dir")
+    if args.features_only and args.task not in finetune_data.GLUE_TASKS:
+        parser.error("--features-only writes the GLUE features of the authors' scripts: a GLUE --task only")
+    if table and args.data is None:
+        if args.task not in DEFAULT_DATA:
+            parser.error(f"--data: --task {args.task} has no bundled dataset; give a table")
+        args.data = DEFAULT_DATA[args.task]
+
+
+def output_folder(parser, args):
+    ours = any(os.path.exists(os.path.join(args.source, n)) for n in ("pretrainer.keras", "metadata.json"))
+    runs = args.source if ours else "runs"  # a published release's folder is left as it is
+    out = args.out or os.path.join(runs, f"finetune-{args.task}-{time.strftime('%Y%m%d-%H%M%S')}")
+    if os.path.exists(out) and (not os.path.isdir(out) or os.listdir(out)):
+        parser.error(f"--out: {out!r} already holds files; choose a new folder (nothing is overwritten)")
+    return out
+
+
+def split_validation(data, seed, fraction):
+    """Holds `fraction` of the training examples out for validation when no validation set is given."""
+    import numpy as np
+
+    if data.valid is not None:
+        return
+    order = np.random.default_rng(seed).permutation(len(data.train))
+    split = max(1, int(len(data.train) * fraction))
+    data.valid = [data.train[i] for i in order[:split]]
+    data.train = [data.train[i] for i in order[split:]]
+
+
+def write_features_only(parser, family, tokenizer, data, seq_length, out):
+    from keras_pretrain.data import glue_features as features
+
+    style = authors_style(family)
+    if style is None:
+        parser.error(f"--features-only: the authors' GLUE features are BERT-style or XLNet-style; {family}'s "
+                     "packing is neither (fine-tune without --features-only)")
+    os.makedirs(out, exist_ok=True)
+    counts = {}
+    for name, examples in (("train", data.train), ("eval", data.valid)):
+        path = os.path.join(out, f"{name}.tf_record")
+        counts[name] = features.write_features(glue_features(family, tokenizer, data, examples, seq_length), path)
+    print(f"wrote {counts['train']} train and {counts['eval']} eval records ({style} style, length {seq_length}) "
+          f"to {out}")
+    return {"features": counts, "style": style, "seq_length": seq_length}
 
 
 def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
-    for name in ("epochs", "batch_size", "seq_length"):
-        if getattr(args, name) <= 0:
-            parser.error(f"--{name.replace('_', '-')} must be positive")
-    if not 0 < args.validation_fraction < 1:
-        parser.error("--validation-fraction must be between 0 and 1")
-    if not os.path.exists(args.source):
-        parser.error(f"--from: no such folder or file {args.source!r}")
-    rows = read_table(parser, args.data or DEFAULT_DATA[args.task], args.task)
-    ours = any(os.path.exists(os.path.join(args.source, n)) for n in ("pretrainer.keras", "metadata.json"))
-    runs = args.source if ours else "runs"  # a published release's folder is left as it is
-    out = args.out or os.path.join(runs, f"finetune-{args.task}-{time.strftime('%Y%m%d-%H%M%S')}")
-    if os.path.exists(out) and os.listdir(out):
-        parser.error(f"--out: {out!r} already holds files; choose a new folder (nothing is overwritten)")
+    check_arguments(parser, args)
+    data = finetune_data.read_task(parser, args)
+    out = output_folder(parser, args)
 
     import keras
     import numpy as np
     import tensorflow as tf
-
-    from keras_pretrain.optimizers import AdamW
 
     keras.utils.set_random_seed(args.seed)
     family, backbone, tokenizer = load_pretrained(parser, args.source, args.lowercase)
@@ -231,43 +308,102 @@ def main(argv=None):
 
     if family not in families.FAMILIES:
         parser.error(f"--from: {args.source!r} holds a {family!r} model; fine-tuning supports {families.names()}")
-    labels = sorted({r["label"] for r in rows})
-    label_ids = np.array([labels.index(r["label"]) for r in rows], "int32")
-    order = np.random.default_rng(args.seed).permutation(len(rows))
-    split = max(1, int(len(rows) * args.validation_fraction))
-    classifier, special = build_classifier(family, backbone, tokenizer, len(labels), args.task, args.seed)
-    seq_length = min(args.seq_length, getattr(backbone, "max_sequence_length", None) or args.seq_length)
-    columns = [[r[c] for r in rows] for c in COLUMNS[args.task][1:]]
-    x = encode(family, tokenizer, columns, seq_length, special)
-    x = {name: x[name] for name in classifier.input}  # the inputs this classifier takes
+    limit = getattr(backbone, "max_sequence_length", None)
+    if args.seq_length is not None and limit and args.seq_length > limit:
+        parser.error(f"--seq-length {args.seq_length} exceeds the {limit} positions of the model in {args.source}")
+    seq_length = args.seq_length or min(finetune_tasks.default_seq_length(backbone), limit or 10**9)
+    if args.learning_rate is None:
+        args.learning_rate = finetune_tasks.default_learning_rate(backbone)
+    if args.features_only:
+        summary = write_features_only(parser, family, tokenizer, data, seq_length, out)
+        common.write_json(os.path.join(out, "summary.json"), {"family": family, "task": args.task, **summary})
+        return summary
+    split_validation(data, args.seed, args.validation_fraction)
+    if data.problem_type == finetune_data.CHOICE and not hasattr(preprocessor(family, tokenizer), "encode_choices"):
+        parser.error(f"--task {args.task}: {family} has no multiple-choice task")
+    text = preprocessor(family, tokenizer)
+    model, special = finetune_tasks.build_model(text, backbone, data, args.seed)
+    style = authors_style(family) if data.glue_task else None
+    if style:  # the authors' features (their truncation), as --features-only writes them
+        x, _ = model_inputs(glue_features(family, tokenizer, data, data.train, seq_length), style)
+        x_valid, _ = model_inputs(glue_features(family, tokenizer, data, data.valid, seq_length), style)
+    else:
+        x = finetune_tasks.encode(text, data, data.train, seq_length, special)
+        x_valid = finetune_tasks.encode(text, data, data.valid, seq_length, special)
+    names = list(model.input) if isinstance(model.input, dict) else [model.input.name]
+    x, x_valid = ({n: v[n] for n in names} for v in (x, x_valid))  # the inputs this model takes
+    y = finetune_data.label_array(data, data.train)
+    y_valid = finetune_data.label_array(data, data.valid)
 
-    def dataset(indices, shuffle):
-        ds = tf.data.Dataset.from_tensor_slices(({k: v[indices] for k, v in x.items()}, label_ids[indices]))
-        if shuffle:
-            ds = ds.shuffle(len(indices), seed=args.seed)
-        return ds.batch(args.batch_size)
+    train = tf.data.Dataset.from_tensor_slices((x, y)).shuffle(len(y), seed=args.seed).batch(args.batch_size)
+    valid = tf.data.Dataset.from_tensor_slices((x_valid, y_valid)).batch(args.batch_size)
+    model.compile(optimizer=finetune_tasks.optimizer(model, args, len(y)))
+    print(f"fine-tuning {family} ({type(backbone).__name__}) on {len(data.train)} + {len(data.valid)} examples "
+          f"({args.task}: {data.problem_type}" + (f", {len(data.labels)} labels: {data.labels}" if data.labels else "")
+          + f"; rate {args.learning_rate:g}, length {seq_length})")
 
-    train, valid = dataset(order[split:], True), dataset(order[:split], False)
-    classifier.compile(optimizer=AdamW(args.learning_rate, weight_decay=0.01))
-    print(f"fine-tuning {family} ({type(backbone).__name__}) on {len(rows)} rows "
-          f"({args.task}, {len(labels)} labels: {labels})")
-    before = classifier.evaluate(valid, verbose=0, return_dict=True)
-    classifier.fit(train, validation_data=valid, epochs=args.epochs, verbose=args.verbose)
-    after = classifier.evaluate(valid, verbose=0, return_dict=True)
-    print(f"validation accuracy: before {accuracy(before):.3f}, after {accuracy(after):.3f}")
+    def scores(inputs, targets):
+        logits = finetune_tasks.logits_of(model.predict(inputs, batch_size=args.batch_size, verbose=0))
+        return finetune_tasks.task_metrics(data, finetune_tasks.predictions(data, logits, args.threshold), targets)
+
+    before = scores(x_valid, y_valid)
+    baseline = finetune_tasks.baseline(data, y, y_valid)
+    best = finetune_tasks.best_epoch_callback(model, x_valid, y_valid, data, args.threshold, args.batch_size,
+                                              args.patience, args.verbose)
+    model.fit(train, validation_data=valid, epochs=args.epochs, verbose=args.verbose, callbacks=[best])
+    after = scores(x_valid, y_valid)
+    metric = finetune_tasks.selection_metric(data)
+    print(f"validation {metric}: before {before[metric]:.3f}, after {after[metric]:.3f} (best epoch "
+          f"{best.best_epoch}); majority baseline {baseline[metric]:.3f}")
+    print("eval results: " + json.dumps(after))
     os.makedirs(out, exist_ok=True)
+    common.write_json(os.path.join(out, "eval_results.json"), after)
     keras_path = os.path.join(out, "classifier.keras")
-    classifier.save(keras_path)
-    serving = export_classifier(classifier, os.path.join(out, "classifier", "1"), tokenizer, labels,
-                                args.task == "pair", seq_length)
-    summary = {"family": family, "task": args.task, "labels": labels, "before": before, "after": after,
-               "accuracy_before": accuracy(before), "accuracy_after": accuracy(after), "rows": len(rows),
-               "serving": serving}
+    model.save(keras_path)
+    summary = {"family": family, "task": args.task, "problem_type": data.problem_type, "labels": data.labels,
+               "before": before, "after": after, "baseline": baseline, "metric": metric,
+               "best_epoch": best.best_epoch, "epochs": best.history, "rows": len(data.train) + len(data.valid),
+               "seq_length": seq_length, "learning_rate": args.learning_rate}
+    if data.problem_type == finetune_data.SINGLE:  # as before: the accuracies
+        summary.update(accuracy_before=before.get("accuracy"), accuracy_after=after.get("accuracy"))
+    if data.test:
+        summary["submission"] = write_test_predictions(model, data, text, style, family, tokenizer, seq_length,
+                                                       special, args, out)
+    summary["serving"] = None if args.no_export else export_task(model, out, family, tokenizer, data, seq_length,
+                                                                 args.threshold)
     common.write_json(os.path.join(out, "summary.json"), summary)
-    takes = "strings" if preprocessor(family, tokenizer).takes_strings else "token ids (its tokenizer runs in Python)"
-    print(f"saved: {keras_path}; serving SavedModel ({takes} in: {', '.join(serving['inputs'])}; "
-          f"logits, probabilities, label_ids, labels out): {out}/classifier/1")
     return summary
+
+
+def write_test_predictions(model, data, text, style, family, tokenizer, seq_length, special, args, out):
+    """The GLUE submission file of the test split (`<TASK>.tsv`, `index<TAB>prediction`)."""
+    from keras_pretrain.data import glue
+    from keras_pretrain.data.submission import write_submission
+
+    if style:
+        x, _ = model_inputs(glue_features(family, tokenizer, data, data.test, seq_length), style)
+    else:
+        x = finetune_tasks.encode(text, data, data.test, seq_length, special)
+    x = {n: x[n] for n in model.input}
+    logits = finetune_tasks.logits_of(model.predict(x, batch_size=args.batch_size, verbose=0))
+    names = {"mnli": "MNLI-m", "mnli-mm": "MNLI-mm"}
+    path = os.path.join(out, names.get(data.task, glue.get_task(data.task).folder) + ".tsv")
+    write_submission(path, finetune_tasks.predictions(data, logits), data.task)
+    print(f"test predictions (GLUE submission format): {path}")
+    return path
+
+
+def export_task(model, out, family, tokenizer, data, seq_length, threshold):
+    """The serving SavedModel where the task has one (classification, regression, multi-label)."""
+    if data.problem_type == finetune_data.CHOICE:
+        print("saved: " + os.path.join(out, "classifier.keras") + " (no serving SavedModel for multiple choice yet)")
+        return None
+    serving = export_classifier(model, os.path.join(out, "classifier", "1"), tokenizer,
+                                data.labels if data.labels else ["score"], data.pair, seq_length, threshold)
+    takes = "strings" if preprocessor(family, tokenizer).takes_strings else "token ids"
+    print(f"saved: {os.path.join(out, 'classifier.keras')}; serving SavedModel ({takes} in: "
+          f"{', '.join(serving['inputs'])}; {', '.join(serving['outputs'])} out): {out}/classifier/1")
+    return serving
 
 
 if __name__ == "__main__":

@@ -14,6 +14,11 @@ returns:
 - `label_ids` int32 [B] (argmax)
 - `labels` string [B] (the label names; "0", "1", ... by default)
 
+A regression head (`problem_type="regression"`) returns `logits` [B, 1] and `scores` float32 [B]; a
+multi-label head (`"multi_label_classification"`) returns `logits`, `probabilities` (sigmoid, per label),
+`label_mask` int32 [B, C] (1 where the probability is at least `threshold`) and `labels`, string [B]: the
+names of those labels joined by ",".
+
 Write it to `NAME/1/` and TensorFlow Serving serves it as model `NAME`
 (`tensorflow_model_server --model_name=NAME --model_base_path=/abs/NAME`).
 Tokenizing uses tensorflow-text ops: load `tensorflow_text` before
@@ -36,6 +41,13 @@ from keras_pretrain.export.tracing import tracing_context
 from keras_pretrain.tasks.preprocessing import elmo_words  # noqa: F401 (keras_pretrain.export.serving.elmo_words)
 
 OUTPUTS = ("logits", "probabilities", "label_ids", "labels")
+PROBLEM_OUTPUTS = {"regression": ("logits", "scores"),
+                   "multi_label_classification": ("logits", "probabilities", "label_mask", "labels")}
+
+
+def outputs_of(model):
+    """The serving signature's output names for `model`'s problem type."""
+    return PROBLEM_OUTPUTS.get(getattr(model, "problem_type", None), OUTPUTS)
 
 
 def is_classifier(model):
@@ -60,8 +72,17 @@ def _logits(outputs):
     return outputs["logits"] if isinstance(outputs, dict) else outputs
 
 
-def head_outputs(tf, logits, labels):
+def head_outputs(tf, logits, labels, problem_type=None, threshold=0.5):
     logits = tf.cast(logits, tf.float32)
+    if problem_type == "regression":
+        return {"logits": logits, "scores": logits[:, 0]}
+    if problem_type == "multi_label_classification":
+        probabilities = tf.sigmoid(logits)
+        mask = probabilities >= threshold
+        names = tf.where(mask, tf.constant(labels, tf.string)[tf.newaxis, :], "")
+        joined = tf.strings.reduce_join(tf.ragged.boolean_mask(names, mask), axis=-1, separator=",")
+        return {"logits": logits, "probabilities": probabilities, "label_mask": tf.cast(mask, tf.int32),
+                "labels": joined}
     label_ids = tf.argmax(logits, axis=-1, output_type=tf.int32)
     return {
         "logits": logits,
@@ -71,7 +92,8 @@ def head_outputs(tf, logits, labels):
     }
 
 
-def export_serving(classifier, path, tokenizer=None, labels=None, pair=False, seq_length=128, family=None):
+def export_serving(classifier, path, tokenizer=None, labels=None, pair=False, seq_length=128, family=None,
+                   threshold=0.5):
     """Writes the serving SavedModel of `classifier` (see the module docstring).
 
     Args:
@@ -84,6 +106,7 @@ def export_serving(classifier, path, tokenizer=None, labels=None, pair=False, se
         pair: bool. Two strings per example (`text_a`, `text_b`).
         seq_length: int. Packed length (at most the model's positions).
         family: the family name; default from the backbone's class.
+        threshold: float, multi-label heads: the probability from which a label is predicted.
 
     Returns:
         `path`.
@@ -115,7 +138,8 @@ def export_serving(classifier, path, tokenizer=None, labels=None, pair=False, se
         if "task_type_ids" in names:  # ERNIE 2.0 task embeddings: task 0
             x["task_type_ids"] = tf.zeros_like(x["token_ids"])
         x = {name: x[name] for name in names}
-        return head_outputs(tf, _logits(classifier(x, training=False)), labels)
+        return head_outputs(tf, _logits(classifier(x, training=False)), labels,
+                            getattr(classifier, "problem_type", None), threshold)
 
     set_variables(root, [classifier])
     with tracing_context(tf):

@@ -61,6 +61,17 @@ def word_starts(tokenizer):
     return np.asarray(starts, bool)
 
 
+def choice_count(contexts, endings):
+    """The number of endings per context (the same for every one; ConfigError otherwise)."""
+    if len(contexts) != len(endings):
+        raise ConfigError(f"encode_choices: {len(contexts)} contexts but {len(endings)} lists of endings.")
+    counts = sorted({len(row) for row in endings})
+    if len(counts) > 1 or (counts and counts[0] == 0):
+        raise ConfigError(f"encode_choices: every context needs the same number of endings (at least one); "
+                          f"found {counts}.")
+    return counts[0] if counts else 0
+
+
 def token_ids(tokenizer, texts):
     """Lists of token ids (no special tokens), from a keras-hub or Python tokenizer."""
     if hasattr(tokenizer, "tokenize_to_pieces"):  # GPTTokenizer (Python)
@@ -135,9 +146,10 @@ class TextPreprocessor:
 
     # --- fine-tuning (NumPy) -------------------------------------------------------------------------
 
-    def build_classifier(self, backbone, num_classes, pair, seed):
-        """`(classifier, special)`: the family's classifier on `backbone`, and the ids `encode` packs with."""
-        classifier = self.family.classifier_class(backbone, num_classes=num_classes)
+    def build_classifier(self, backbone, num_classes, pair, seed, problem_type="single_label_classification"):
+        """`(classifier, special)`: the family's classifier on `backbone` (`problem_type` as
+        `SequenceClassifier`'s), and the ids `encode` packs with."""
+        classifier = self.family.classifier_class(backbone, num_classes=num_classes, problem_type=problem_type)
         ids = self.special_ids()
         return classifier, (ids["cls"], ids["sep"])
 
@@ -148,6 +160,27 @@ class TextPreprocessor:
         pad = self.tokenizer.token_to_id(self.tokenizer.pad_token)
         rows = [self.packing.pack_lists(list(segments), *special, seq_length=seq_length) for segments in zip(*ids)]
         return self.packing.pad_rows(rows, seq_length, pad)
+
+    # --- multiple choice (NumPy) ---------------------------------------------------------------------
+
+    def build_multiple_choice(self, backbone, seed):
+        """The family's multiple-choice task on `backbone` (`keras_pretrain.tasks.multiple_choice.for_backbone`)."""
+        from keras_pretrain.tasks.multiple_choice import for_backbone
+
+        return for_backbone(backbone)
+
+    def encode_choices(self, contexts, endings, seq_length, special=None):
+        """`[B, C, seq_length]` NumPy inputs of a multiple-choice task: choice `c` of example `b` is the family's
+        pair `(contexts[b], endings[b][c])`, packed as `encode` packs a pair (`special`: None for the
+        tokenizer's cls / sep ids)."""
+        count = choice_count(contexts, endings)
+        if special is None:
+            ids = self.special_ids()
+            special = (ids["cls"], ids["sep"])
+        firsts = [context for context, row in zip(contexts, endings) for _ in row]
+        seconds = [ending for row in endings for ending in row]
+        x = self.encode([firsts, seconds], seq_length, special)
+        return {name: value.reshape((len(contexts), count) + value.shape[1:]) for name, value in x.items()}
 
     # --- serving (in-graph) ------------------------------------------------------------------------
 
@@ -184,14 +217,15 @@ class GPTTextPreprocessor(TextPreprocessor):
 
     takes_strings = False
 
-    def build_classifier(self, backbone, num_classes, pair, seed):
+    def build_classifier(self, backbone, num_classes, pair, seed, problem_type="single_label_classification"):
         from keras_pretrain.models.gpt import expand_vocabulary
 
         tokens = list(self.packing.special_tokens)
         special = self.tokenizer.add_special_tokens(tokens)
         backbone = expand_vocabulary(backbone, len(tokens), seed=seed)
         task = "entailment" if pair else "classification"
-        return self.family.classifier_class(backbone, num_classes=num_classes, task=task), special
+        return self.family.classifier_class(backbone, num_classes=num_classes, task=task,
+                                            problem_type=problem_type), special
 
     def encode(self, columns, seq_length, special):
         from keras_pretrain.models.gpt import transform_inputs
@@ -200,6 +234,32 @@ class GPTTextPreprocessor(TextPreprocessor):
         task = "classification" if len(ids) == 1 else "entailment"
         examples = ids[0] if len(ids) == 1 else list(zip(*ids))
         return transform_inputs(task, examples, *special, seq_length)
+
+    def build_multiple_choice(self, backbone, seed):
+        """`GPTClassifier(task="multiple_choice")` on `backbone` with the special tokens added (to the tokenizer
+        and, randomly initialised, to the embedding), as `build_classifier`."""
+        from keras_pretrain.models.gpt import expand_vocabulary
+        from keras_pretrain.tasks.multiple_choice import for_backbone
+
+        tokens = list(self.packing.special_tokens)
+        self.tokenizer.add_special_tokens(tokens)
+        return for_backbone(expand_vocabulary(backbone, len(tokens), seed=seed))
+
+    def encode_choices(self, contexts, endings, seq_length, special=None):
+        """`start context delimiter ending_c extract` per choice (`transform_inputs`), `[B, C, seq_length]`;
+        `special` None: the ids of the special tokens `build_multiple_choice` added."""
+        from keras_pretrain.models.gpt import transform_inputs
+
+        choice_count(contexts, endings)
+        if special is None:
+            missing = [t for t in self.packing.special_tokens if t not in self.tokenizer.vocabulary]
+            if missing:
+                raise ConfigError(f"{self.name}: the tokenizer has no {missing}; build_multiple_choice (or "
+                                  "build_classifier) adds them.")
+            special = [self.tokenizer.vocabulary[t] for t in self.packing.special_tokens]
+        examples = [(context, token_ids(self.tokenizer, row))
+                    for context, row in zip(token_ids(self.tokenizer, contexts), endings)]
+        return transform_inputs("multiple_choice", examples, *special, seq_length)
 
     def serving_inputs(self, pair):
         return ("token_ids", "padding_mask")
@@ -220,8 +280,8 @@ class ElmoTextPreprocessor(TextPreprocessor):
     def word_piece_ids(self, words):
         raise ConfigError(f"{self.name} reads characters: a word is its own unit (no token ids).")
 
-    def build_classifier(self, backbone, num_classes, pair, seed):
-        return self.family.classifier_class(backbone, num_classes=num_classes), None
+    def build_classifier(self, backbone, num_classes, pair, seed, problem_type="single_label_classification"):
+        return self.family.classifier_class(backbone, num_classes=num_classes, problem_type=problem_type), None
 
     def encode(self, columns, seq_length, special=None):
         from keras_pretrain.models.elmo import character_ids

@@ -6,7 +6,8 @@ from keras import ops
 
 from keras_pretrain.errors import ConfigError
 from keras_pretrain.losses import PROBLEM_TYPES
-from keras_pretrain.losses import classification_loss
+from keras_pretrain.losses import problem_loss
+from keras_pretrain.losses import problem_metrics
 from keras_pretrain.models.backbone import int_inputs
 from keras_pretrain.models.task import TaskMixin
 from keras_pretrain.models.task import pick_inputs
@@ -164,11 +165,5 @@ class SequenceClassifier(TaskMixin, keras_hub.models.TextClassifier):
         return families.family_of(self.backbone).default_fine_tuning_optimizer()
 
     def default_compile_args(self):
-        if self.problem_type == "regression":
-            loss, metrics = keras.losses.MeanSquaredError(name="loss"), [keras.metrics.MeanSquaredError(name="mse")]
-        elif self.problem_type == "multi_label_classification":
-            loss = keras.losses.BinaryCrossentropy(from_logits=True, name="loss")
-            metrics = [keras.metrics.BinaryAccuracy(threshold=0.0, name="accuracy")]  # logits: 0 is p = 0.5
-        else:
-            loss, metrics = classification_loss(), [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]
-        return {"optimizer": self.default_optimizer(), "loss": loss, "metrics": metrics}
+        return {"optimizer": self.default_optimizer(), "loss": problem_loss(self.problem_type),
+                "metrics": problem_metrics(self.problem_type)}
