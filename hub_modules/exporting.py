@@ -204,6 +204,11 @@ def write_savedmodels(out_dir, model, extra, seq_length):
 def serving_metadata(model, family, labels=None, pair=False, seq_length=128, threshold=0.5):
     """`metadata.json`'s description of a classifier's serving SavedModel."""
     limit = getattr(model.backbone, "max_sequence_length", None)
+    if serving.is_multiple_choice(model):
+        return {"path": SERVING_PATH, "signature": "serving_default", "inputs": list(serving.choice_inputs(model, family)),
+                "outputs": list(serving.CHOICE_OUTPUTS), "labels": None, "pair": True, "multiple_choice": True,
+                "seq_length": min(seq_length, limit) if limit else seq_length,
+                "requires": families.get(family).contract.serving_requires}
     num_classes = serving.num_classes_of(model)
     labels = [str(i) for i in range(num_classes)] if labels is None else [str(x) for x in labels]
     if len(labels) != num_classes:
@@ -234,8 +239,7 @@ def export_serving(model, path, tokenizer=None, labels=None, pair=False, seq_len
     spec = serving_metadata(model, family, labels, pair, seq_length, threshold)
     spec["path"] = path
     if keras.config.backend() == "tensorflow":
-        serving.export_serving(model, path, tokenizer=tokenizer, labels=spec["labels"], pair=pair,
-                               seq_length=spec["seq_length"], family=family, threshold=threshold)
+        _export(model, tokenizer, spec, family)
         return spec
     with tempfile.TemporaryDirectory() as tmp:
         model.save(os.path.join(tmp, "model.keras"))
@@ -262,8 +266,16 @@ def _serving_main(folder, spec):
     model = keras.models.load_model(os.path.join(folder, "model.keras"), compile=False)
     tokenizer_folder = os.path.join(folder, "tokenizer")
     tokenizer = read_tokenizer(tokenizer_folder) if os.path.isdir(tokenizer_folder) else None
-    serving.export_serving(model, spec["path"], tokenizer=tokenizer, labels=spec["labels"], pair=spec["pair"],
-                           seq_length=spec["seq_length"], threshold=spec.get("threshold", 0.5))
+    _export(model, tokenizer, spec)
+
+
+def _export(model, tokenizer, spec, family=None):
+    if spec.get("multiple_choice"):
+        serving.export_choice_serving(model, spec["path"], tokenizer=tokenizer, seq_length=spec["seq_length"],
+                                      family=family)
+    else:
+        serving.export_serving(model, spec["path"], tokenizer=tokenizer, labels=spec["labels"], pair=spec["pair"],
+                               seq_length=spec["seq_length"], family=family, threshold=spec.get("threshold", 0.5))
 
 
 def _main(out_dir, seq_length, extra):

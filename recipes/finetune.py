@@ -157,6 +157,20 @@ def preprocessor(family, tokenizer):
     return family.preprocessor_class(family, tokenizer)
 
 
+def attach_keras_preprocessor(model, family, tokenizer, seq_length):
+    """Gives `model` the family's keras-hub preprocessor layer (strings -> inputs, packed as for training), so the
+    saved `classifier.keras` predicts from strings; False where there is none (GPT-1, whose BPE is Python and
+    whose special tokens the recipe added, and multiple choice)."""
+    from keras_pretrain import families
+
+    spec = families.get(family)
+    if not spec.keras_preprocessor or not preprocessor(family, tokenizer).takes_strings or not hasattr(model, "num_classes"):
+        return False
+    cls = spec.keras_preprocessor_class
+    model.preprocessor = cls(sequence_length=seq_length) if tokenizer is None else cls(tokenizer, sequence_length=seq_length)
+    return True
+
+
 def pack(family, segments, special, seq_length):
     """One row: (token ids, segment ids) in the family's packing, unpadded (segments trimmed round-robin, as
     the serving SavedModel does)."""
@@ -359,7 +373,6 @@ def main(argv=None):
     os.makedirs(out, exist_ok=True)
     common.write_json(os.path.join(out, "eval_results.json"), after)
     keras_path = os.path.join(out, "classifier.keras")
-    model.save(keras_path)
     summary = {"family": family, "task": args.task, "problem_type": data.problem_type, "labels": data.labels,
                "before": before, "after": after, "baseline": baseline, "metric": metric,
                "best_epoch": best.best_epoch, "epochs": best.history, "rows": len(data.train) + len(data.valid),
@@ -369,6 +382,8 @@ def main(argv=None):
     if data.test:
         summary["submission"] = write_test_predictions(model, data, text, style, family, tokenizer, seq_length,
                                                        special, args, out)
+    summary["keras_takes_strings"] = attach_keras_preprocessor(model, family, tokenizer, seq_length)
+    model.save(keras_path)
     summary["serving"] = None if args.no_export else export_task(model, out, family, tokenizer, data, seq_length,
                                                                  args.threshold)
     common.write_json(os.path.join(out, "summary.json"), summary)
@@ -394,12 +409,10 @@ def write_test_predictions(model, data, text, style, family, tokenizer, seq_leng
 
 
 def export_task(model, out, family, tokenizer, data, seq_length, threshold):
-    """The serving SavedModel where the task has one (classification, regression, multi-label)."""
-    if data.problem_type == finetune_data.CHOICE:
-        print("saved: " + os.path.join(out, "classifier.keras") + " (no serving SavedModel for multiple choice yet)")
-        return None
+    """The serving SavedModel of the task (classification, regression, multi-label, multiple choice)."""
+    choice = data.problem_type == finetune_data.CHOICE
     serving = export_classifier(model, os.path.join(out, "classifier", "1"), tokenizer,
-                                data.labels if data.labels else ["score"], data.pair, seq_length, threshold)
+                                None if choice else (data.labels or ["score"]), data.pair, seq_length, threshold)
     takes = "strings" if preprocessor(family, tokenizer).takes_strings else "token ids"
     print(f"saved: {os.path.join(out, 'classifier.keras')}; serving SavedModel ({takes} in: "
           f"{', '.join(serving['inputs'])}; {', '.join(serving['outputs'])} out): {out}/classifier/1")

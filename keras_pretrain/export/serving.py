@@ -19,6 +19,13 @@ multi-label head (`"multi_label_classification"`) returns `logits`, `probabiliti
 `label_mask` int32 [B, C] (1 where the probability is at least `threshold`) and `labels`, string [B]: the
 names of those labels joined by ",".
 
+`export_choice_serving(model, path, tokenizer, seq_length)` writes the same for a multiple-choice task
+(`keras_pretrain.tasks.MultipleChoice`, or GPT-1's `GPTClassifier(task="multiple_choice")`): inputs `context`
+string [B] and `endings` string [B, C] (any number of choices; each choice packed as the pair `(context,
+ending)`, as `encode_choices` packs it for training), outputs `logits` float32 [B, C], `probabilities`
+(softmax over the choices) and `choice` int32 [B] (argmax). GPT's takes `token_ids` and `padding_mask`
+[B, C, T] as `transform_inputs("multiple_choice", ...)` builds them.
+
 Write it to `NAME/1/` and TensorFlow Serving serves it as model `NAME`
 (`tensorflow_model_server --model_name=NAME --model_base_path=/abs/NAME`).
 Tokenizing uses tensorflow-text ops: load `tensorflow_text` before
@@ -48,6 +55,21 @@ PROBLEM_OUTPUTS = {"regression": ("logits", "scores"),
 def outputs_of(model):
     """The serving signature's output names for `model`'s problem type."""
     return PROBLEM_OUTPUTS.get(getattr(model, "problem_type", None), OUTPUTS)
+
+
+CHOICE_OUTPUTS = ("logits", "probabilities", "choice")
+
+
+def is_multiple_choice(model):
+    """A multiple-choice task (`MultipleChoice`, or GPT-1's classifier with `task="multiple_choice"`)."""
+    from keras_pretrain.tasks.multiple_choice import MultipleChoice
+
+    return isinstance(model, MultipleChoice) or getattr(model, "task", None) == "multiple_choice"
+
+
+def choice_inputs(model, family=None):
+    """Names of a multiple-choice serving signature's inputs."""
+    return ("context", "endings") if preprocessor_of(model, family=family).takes_strings else ("token_ids", "padding_mask")
 
 
 def is_classifier(model):
@@ -142,6 +164,54 @@ def export_serving(classifier, path, tokenizer=None, labels=None, pair=False, se
                             getattr(classifier, "problem_type", None), threshold)
 
     set_variables(root, [classifier])
+    with tracing_context(tf):
+        root.serve = tf.function(serve, input_signature=specs, autograph=False)
+        signature = root.serve.get_concrete_function()
+    tf.saved_model.save(root, path, signatures={"serving_default": signature})
+    return path
+
+
+def export_choice_serving(model, path, tokenizer=None, seq_length=128, family=None):
+    """Writes the serving SavedModel of a multiple-choice `model` (see the module docstring); returns `path`."""
+    from keras_pretrain.export import contracts
+
+    tf = require_tensorflow_backend()
+    backbone = model.backbone
+    limit = getattr(backbone, "max_sequence_length", None)
+    if limit and seq_length > limit:
+        raise ExportError(f"seq_length {seq_length} exceeds the model's {limit} positions.")
+    preprocessor = preprocessor_of(model, tokenizer, family)
+    names = contracts.input_names(model)
+    root = tf.train.Checkpoint()
+    root.model = model
+    if preprocessor.takes_strings:
+        specs = [tf.TensorSpec([None], tf.string, name="context"), tf.TensorSpec([None, None], tf.string, name="endings")]
+        try:
+            encode = preprocessor.serving_encoder(tf, backbone, seq_length)
+        except ConfigError as e:
+            raise ExportError(str(e)) from None
+        root.tokenizer = preprocessor.tracked_resources()
+
+        def inputs(context, endings):
+            count = tf.shape(endings)[1]
+            contexts = tf.reshape(tf.repeat(context[:, tf.newaxis], count, axis=1), [-1])
+            flat = encode(contexts, tf.reshape(endings, [-1]))
+            return {k: tf.reshape(v, [-1, count, seq_length]) for k, v in flat.items()}
+    else:  # GPT-1: the ids of its input transformation
+        specs = [tf.TensorSpec(model.input[n].shape, tf.int32, name=n) for n in ("token_ids", "padding_mask")]
+
+        def inputs(token_ids, padding_mask):
+            return {"token_ids": token_ids, "padding_mask": padding_mask}
+
+    def serve(*args):
+        x = inputs(*args)
+        if "task_type_ids" in names:  # ERNIE 2.0 task embeddings: task 0
+            x["task_type_ids"] = tf.zeros_like(x["token_ids"])
+        logits = tf.cast(_logits(model({name: x[name] for name in names}, training=False)), tf.float32)
+        return {"logits": logits, "probabilities": tf.nn.softmax(logits, axis=-1),
+                "choice": tf.argmax(logits, axis=-1, output_type=tf.int32)}
+
+    set_variables(root, [model])
     with tracing_context(tf):
         root.serve = tf.function(serve, input_signature=specs, autograph=False)
         signature = root.serve.get_concrete_function()
