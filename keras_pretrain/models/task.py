@@ -68,9 +68,16 @@ class TaskMixin:
             return model_supports_jit(self)
         return super()._resolve_auto_jit_compile()
 
+    def takes_inputs_as_given(self, x):
+        """`x` is already a dict of this model's inputs (ids, masks): the preprocessor, if any, is skipped,
+        so a task saved with its preprocessor predicts from strings and from encoded inputs alike."""
+        names = self.input if isinstance(getattr(self, "_inputs_struct", None), dict) else None
+        return isinstance(x, dict) and bool(x) and names is not None and set(x) <= set(names)
+
     def preprocess_samples(self, x, y=None, sample_weight=None):
         parent = getattr(super(), "preprocess_samples", None)
-        if parent is not None:
+        if parent is not None and not (getattr(self, "preprocessor", None) is not None
+                                       and self.takes_inputs_as_given(x)):
             x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(
                 parent(x, y, sample_weight)
             )
