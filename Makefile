@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml | $(PY)
 install: $(STAMP)
 
 demo: install
-	$(PY) -m recipes.pretrain
+	$(PY) -m recipes.demo
 
 test: install
 	BACKENDS="$(BACKENDS)" PY=$(PY) bash .ci/test-backends

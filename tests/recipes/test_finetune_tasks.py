@@ -187,3 +187,16 @@ def test_out_holding_files_is_never_overwritten(run_folder, tmp_path, capsys):  
                        write_table(tmp_path / "c.tsv", ["label", "text"], [("en", "a"), ("zh", "b")] * 4)])
     assert info.value.code == 2 and "nothing is overwritten" in capsys.readouterr().err
     assert os.listdir(out) == ["mine.txt"] and (out / "mine.txt").read_text(encoding="utf-8") == "keep"
+
+
+@pytest.mark.large
+def test_demo_pretrains_finetunes_and_answers_a_query(tmp_path, monkeypatch):
+    """`make demo` (`recipes.demo`), with a short pretraining: the fine-tuned model answers through serving."""
+    from recipes import demo
+
+    monkeypatch.chdir(tmp_path)
+    summary = demo.main(["--steps", "4", "--steps-per-epoch", "2", "--verbose", "0"])
+    assert summary["labels"] == ["computers", "poetry", "sayings", "science"]
+    (run,) = os.listdir(tmp_path / "runs")
+    label, probability = demo.ask(str(tmp_path / "runs" / run / "finetune" / "classifier" / "1"), demo.QUERY)
+    assert label in summary["labels"] and 0.25 <= probability <= 1.0
