@@ -45,6 +45,8 @@ def build_model(preprocessor, backbone, data, seed):
 
 def encode(preprocessor, data, examples, seq_length, special):
     """Model inputs (NumPy) of `examples`."""
+    if data.problem_type == CHOICE and data.task == "race" and preprocessor.name == "xlnet":
+        return xlnet_race_inputs(preprocessor, examples, seq_length)
     if data.problem_type == CHOICE:
         return preprocessor.encode_choices([e.context for e in examples], [e.choices for e in examples],
                                            seq_length, special)
@@ -52,6 +54,21 @@ def encode(preprocessor, data, examples, seq_length, special):
     if data.pair:
         columns.append([e.text_b for e in examples])
     return preprocessor.encode(columns, seq_length, special)
+
+
+def xlnet_race_inputs(preprocessor, examples, seq_length):
+    """XLNet on RACE: xlnet-tensorflow `run_race.py`'s features (`keras_pretrain.data.choice`, style "xlnet": the
+    question+option's last tokens kept, the article's head; its 128 of 512 as a quarter of `seq_length`)."""
+    from keras_pretrain.data import choice
+    from keras_pretrain.tasks.preprocessing import token_ids
+
+    texts = sorted({t for e in examples for t in (e.context, *e.choices)})
+    ids = dict(zip(texts, token_ids(preprocessor.tokenizer, texts)))
+    special = {key: preprocessor.special_ids()[key] for key in ("cls", "sep")}  # padding id 0, as run_race.py
+    features = choice.convert_choice_examples(examples, seq_length, ids.__getitem__, "xlnet", special,
+                                              max_qa_length=min(128, seq_length // 4))
+    arrays = choice.to_arrays(features)
+    return {name: arrays[name] for name in ("token_ids", "segment_ids", "padding_mask")}
 
 
 def logits_of(outputs):

@@ -483,3 +483,25 @@ def test_race_missing_folder_and_empty_split(tmp_path):
     with pytest.raises(CorpusFormatError, match="empty split") as info:
         choice.read_race(tmp_path / "RACE", "test")
     assert str(tmp_path / "RACE" / "test") in str(info.value)
+
+
+def test_the_finetune_recipe_gives_xlnet_on_race_run_races_features(xlnet_setup, ours):
+    """`recipes.finetune --task race` on XLNet trains on these features (run_race.py's packing, the
+    question+option kept to a quarter of the length), not on the generic pair packing."""
+    from keras_pretrain import families
+    from keras_pretrain.models.xlnet import XLNetTokenizer
+    from recipes import finetune_data
+    from recipes import finetune_tasks
+
+    race, model, _, _ = xlnet_setup
+    examples, tokenize, special = ours
+    family = families.get("xlnet")
+    text = family.preprocessor_class(family, XLNetTokenizer(proto=model))
+    data = finetune_data.TaskData("race", finetune_data.CHOICE, None, examples, [])
+    got = finetune_tasks.encode(text, data, examples, T, None)
+    expected = choice.to_arrays(choice.convert_choice_examples(examples, T, tokenize, "xlnet", special,
+                                                               max_qa_length=T // 4))
+    for name in ("token_ids", "segment_ids", "padding_mask"):
+        np.testing.assert_array_equal(got[name], expected[name], err_msg=name)
+    generic = text.encode_choices([e.context for e in examples], [e.choices for e in examples], T)
+    assert not np.array_equal(generic["token_ids"], got["token_ids"])  # the truncation differs
