@@ -368,7 +368,7 @@ def main(argv=None):
     after = scores(x_valid, y_valid)
     metric = finetune_tasks.selection_metric(data)
     print(f"validation {metric}: before {before[metric]:.3f}, after {after[metric]:.3f} (best epoch "
-          f"{best.best_epoch}); majority baseline {baseline[metric]:.3f}")
+          f"{best.best_epoch}); trivial baseline {baseline[metric]:.3f} ({finetune_tasks.BASELINE[data.problem_type]})")
     print("eval results: " + json.dumps(after))
     os.makedirs(out, exist_ok=True)
     common.write_json(os.path.join(out, "eval_results.json"), after)

@@ -109,13 +109,19 @@ def selection_metric(data):
     return {REGRESSION: "pearson", MULTI: "f1"}.get(data.problem_type, "accuracy")
 
 
+BASELINE = {SINGLE: "the majority class", REGRESSION: "the mean score", MULTI: "the labels of most rows",
+            CHOICE: "always the first choice"}
+
+
 def baseline(data, train_targets, valid_targets):
-    """The task's metrics of the trivial predictor: the training majority class (the mean score, the labels
-    seen in most training rows, choice 0)."""
+    """The task's metrics of the trivial predictor: the training majority class (the mean score, whose
+    correlations count as 0; the labels seen in most training rows; choice 0)."""
     n = len(valid_targets)
     if data.problem_type == REGRESSION:
         guess = np.full(n, float(np.mean(train_targets)), "float32")
-        guess[0] += 1e-3  # a constant has no correlation; the MSE is the mean's
+        scores = task_metrics(data, guess, valid_targets)
+        # A constant is uncorrelated with anything (SciPy: undefined, nan): 0 here; the MSE is the mean's.
+        return {k: (0.0 if v is None or (isinstance(v, float) and math.isnan(v)) else v) for k, v in scores.items()}
     elif data.problem_type == MULTI:
         guess = np.tile((np.mean(train_targets, axis=0) >= 0.5).astype("int32"), (n, 1))
     else:
