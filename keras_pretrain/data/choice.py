@@ -515,13 +515,9 @@ def choice_feature_dataset(path, num_choices, max_seq_length, style="xlnet", raw
     import tensorflow as tf
 
     _check_style(style)
-    patterns = [os.fspath(path)] if isinstance(path, (str, os.PathLike)) else [os.fspath(p) for p in path]
-    files = []
-    for pattern in patterns:
-        matched = sorted(tf.io.gfile.glob(pattern))
-        if not matched:
-            raise FileNotFoundError(f"No multiple-choice TFRecord file matches {pattern!r}")
-        files.extend(matched)
+    from keras_pretrain.data.tfrecords import matching_files
+
+    files = matching_files(path, "multiple-choice TFRecord")
     spec = choice_feature_spec(num_choices, max_seq_length, style)
     shape = (num_choices, max_seq_length)
 

@@ -196,7 +196,9 @@ def _rows(path):
         yield reader.line_num, row
 
 
-def _label(task, value, path, line):
+def check_value(task, value, path, line, what="label"):
+    """A label (or prediction) cell of `task`: a finite float for STS-B, else one of the task's label strings;
+    `CorpusFormatError` naming the file and line otherwise."""
     if task.is_regression:
         try:
             score = float(value)
@@ -204,12 +206,15 @@ def _label(task, value, path, line):
             score = math.nan
         if not math.isfinite(score):
             raise CorpusFormatError(
-                f"{path}, line {line}: label {value!r} is not a number ({task.name} labels are scores).")
+                f"{path}, line {line}: {what} {value!r} is not a number ({task.name} {what}s are scores).")
         return score
     if value not in task.labels:
         raise CorpusFormatError(
-            f"{path}, line {line}: label {value!r} is not one of the {task.name} labels {list(task.labels)}.")
+            f"{path}, line {line}: {what} {value!r} is not one of the {task.name} labels {list(task.labels)}.")
     return value
+
+
+_label = check_value
 
 
 def read_file(task, path, split):

@@ -12,10 +12,9 @@ read_submission("MRPC.tsv", "mrpc")                     # array([1, 0, 1])
 ```
 """
 
-import math
-
 import numpy as np
 
+from keras_pretrain.data.glue import check_value
 from keras_pretrain.data.glue import get_task
 from keras_pretrain.errors import CorpusFormatError
 
@@ -97,16 +96,5 @@ def read_submission(path, task=None):
 
 
 def _value(task, text, path, number):
-    if task.is_regression:
-        try:
-            value = float(text)
-        except ValueError:
-            value = math.nan
-        if not math.isfinite(value):
-            raise CorpusFormatError(f"{path}, line {number}: prediction {text!r} is not a number "
-                                    f"({task.name} predictions are scores)")
-        return value
-    if text not in task.labels:
-        raise CorpusFormatError(f"{path}, line {number}: prediction {text!r} is not one of the {task.name} "
-                                f"labels {list(task.labels)}")
-    return task.labels.index(text)
+    value = check_value(task, text, path, number, "prediction")
+    return value if task.is_regression else task.labels.index(value)

@@ -4,6 +4,7 @@ Files written here load in the original Google scripts and theirs load here (ext
 ALBERT's `token_boundary` are ignored by the reader).
 """
 
+import os
 import re
 import struct
 
@@ -269,13 +270,7 @@ def read_tfrecords(
     """
     import tensorflow as tf
 
-    patterns = [file_pattern] if isinstance(file_pattern, str) else list(file_pattern)
-    files = []
-    for pattern in patterns:
-        matched = sorted(tf.io.gfile.glob(pattern))
-        if not matched:
-            raise FileNotFoundError(f"No TFRecord file matches {pattern!r}")
-        files.extend(matched)
+    files = matching_files(file_pattern)
     files_ds = tf.data.Dataset.from_tensor_slices(files)
     if shuffle:
         files_ds = files_ds.shuffle(len(files), seed=seed)
@@ -294,3 +289,18 @@ def read_tfrecords(
     if batch_size:
         dataset = dataset.batch(batch_size, drop_remainder=drop_remainder)
     return dataset.map(parse, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+
+
+def matching_files(patterns, kind="TFRecord"):
+    """The files of one glob pattern (str or path) or a list of them, each pattern's matches sorted;
+    `FileNotFoundError` naming a pattern that matches nothing."""
+    import tensorflow as tf
+
+    patterns = [os.fspath(patterns)] if isinstance(patterns, (str, os.PathLike)) else [os.fspath(p) for p in patterns]
+    files = []
+    for pattern in patterns:
+        matched = sorted(tf.io.gfile.glob(pattern))
+        if not matched:
+            raise FileNotFoundError(f"No {kind} file matches {pattern!r}")
+        files.extend(matched)
+    return files

@@ -163,12 +163,7 @@ def export_serving(classifier, path, tokenizer=None, labels=None, pair=False, se
         return head_outputs(tf, _logits(classifier(x, training=False)), labels,
                             getattr(classifier, "problem_type", None), threshold)
 
-    set_variables(root, [classifier])
-    with tracing_context(tf):
-        root.serve = tf.function(serve, input_signature=specs, autograph=False)
-        signature = root.serve.get_concrete_function()
-    tf.saved_model.save(root, path, signatures={"serving_default": signature})
-    return path
+    return _save(tf, root, classifier, serve, specs, path)
 
 
 def export_choice_serving(model, path, tokenizer=None, seq_length=128, family=None):
@@ -211,6 +206,11 @@ def export_choice_serving(model, path, tokenizer=None, seq_length=128, family=No
         return {"logits": logits, "probabilities": tf.nn.softmax(logits, axis=-1),
                 "choice": tf.argmax(logits, axis=-1, output_type=tf.int32)}
 
+    return _save(tf, root, model, serve, specs, path)
+
+
+def _save(tf, root, model, serve, specs, path):
+    """`serve` as the `serving_default` signature of a SavedModel at `path` holding `model`'s variables."""
     set_variables(root, [model])
     with tracing_context(tf):
         root.serve = tf.function(serve, input_signature=specs, autograph=False)
