@@ -286,3 +286,14 @@ def test_a_gpt_classifier_with_a_bias_has_no_transformers_form(tmp_path):
     convert.to_huggingface(GPTClassifier(backbone, num_classes=2, use_bias=False), str(tmp_path / "ok"))
     config = json.load(open(tmp_path / "ok" / "config.json"))
     assert config["architectures"] == ["OpenAIGPTForSequenceClassification"] and config["pad_token_id"] == 0
+
+
+@pytest.mark.one_backend
+def test_albert_classifier_reads_its_classifier_dropout_prob(tmp_path):
+    """transformers' AlbertConfig names the head's dropout `classifier_dropout_prob` (the others
+    `classifier_dropout`)."""
+    config = configs()["albert"]
+    config.classifier_dropout_prob = 0.37
+    randomize_torch_module(transformers.AlbertForSequenceClassification(config)).save_pretrained(str(tmp_path))
+    model, _ = convert.load(str(tmp_path))
+    assert model.dropout == pytest.approx(0.37)
