@@ -20,9 +20,11 @@ source format). Nothing is downloaded: the files must be on disk.
 A Hugging Face folder's `config.json` `architectures` chooses what `load` returns: the backbone
 (`BertModel`), the pretrainer (`BertForPreTraining`, `*ForMaskedLM`, `*LMHeadModel`) or the fine-tuned task
 with its head (`*ForSequenceClassification`, with `problem_type` regression / multi-label;
-`*ForMultipleChoice` as `keras_pretrain.tasks.MultipleChoice`); `task=False` loads the backbone alone and
-says which head it skipped. An architecture with no task here yet (`*ForQuestionAnswering`,
-`*ForTokenClassification`) is a clear error.
+`*ForMultipleChoice` as `keras_pretrain.tasks.MultipleChoice`; `*ForQuestionAnswering` of BERT, ALBERT,
+RoBERTa, DistilBERT and ERNIE as `keras_pretrain.tasks.SpanQuestionAnswering`); `task=False` loads the
+backbone alone and says which head it skipped. An architecture with no task here yet
+(`*ForTokenClassification`, XLNet's `XLNetForQuestionAnswering` / `XLNetForQuestionAnsweringSimple`) is a
+clear error.
 
 The other way, `to_huggingface(model, folder, tokenizer=...)` writes `config.json`, `model.safetensors` and
 the tokenizer files that `transformers.AutoModel*.from_pretrained(folder)` and `AutoTokenizer` read: the

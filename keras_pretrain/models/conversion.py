@@ -290,6 +290,53 @@ def multiple_choice(place, names, dropout_key="classifier_dropout", check=None, 
                   matches=is_multiple_choice, backbone_options=dict(backbone_options or {}))
 
 
+QUESTION_ANSWERING = "keras_pretrain.tasks.question_answering:SpanQuestionAnswering"
+
+
+def load_hf_qa_head(task, loader):
+    """`*ForQuestionAnswering`'s `qa_outputs` Linear(H, 2) on the token states (start, end)."""
+    from keras_pretrain.checkpoints.names import HF
+    from keras_pretrain.models.block_weights import load_dense
+
+    load_dense(loader, task.qa_outputs, *HF.dense("", "qa_outputs"), HF.linear)
+
+
+def build_question_answering(dropout_key=None):
+    """The `HFHead.build` of a `*ForQuestionAnswering`: `SpanQuestionAnswering(backbone)`, its dropout from
+    `dropout_key` (DistilBERT's `qa_dropout`; the other families' heads have none). ConfigError unless the
+    config's `num_labels` is 2 (start and end)."""
+
+    def build(backbone, config, source):
+        labels = config.get("id2label")
+        count = len(labels) if isinstance(labels, dict) and labels else config.get("num_labels", 2)
+        if count != 2:
+            raise ConfigError(f"{source}: a question-answering head has num_labels 2 (start, end); found {count}.")
+        dropout = config.get(dropout_key, 0.1) if dropout_key else 0.0
+        return resolve(QUESTION_ANSWERING)(backbone, dropout=dropout)
+
+    return build
+
+
+def is_question_answering(model):
+    from keras_pretrain.tasks.question_answering import SpanQuestionAnswering
+
+    return isinstance(model, SpanQuestionAnswering)
+
+
+def question_answering(names=("qa_outputs.*",), place=load_hf_qa_head, dropout_key=None, backbone_options=None):
+    """The `HFHead` of a family's `*ForQuestionAnswering` (any `SpanQuestionAnswering` of the family exports as
+    it): `qa_outputs` on the token states. `dropout_key`: the config key of the head's dropout (DistilBERT's
+    `qa_dropout`, written back on export), None where the head has none."""
+
+    def to_config(task):
+        return {dropout_key: task.dropout} if dropout_key else {}
+
+    return HFHead("question_answering", QUESTION_ANSWERING, place, names=names,
+                  build=build_question_answering(dropout_key), to_config=to_config,
+                  suffix="ForQuestionAnswering", matches=is_question_answering,
+                  backbone_options=dict(backbone_options or {}))
+
+
 def bert_style_hf_config(backbone, activation):
     """The inverse of `bert_style_config`: `config.json` keys of a BERT-style backbone.
 

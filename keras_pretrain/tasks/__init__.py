@@ -2,4 +2,5 @@
 reads its backbone; see `keras_pretrain.families`)."""
 
 from keras_pretrain.tasks.multiple_choice import MultipleChoice
+from keras_pretrain.tasks.question_answering import SpanQuestionAnswering
 from keras_pretrain.tasks.sequence_classifier import SequenceClassifier

@@ -3,7 +3,6 @@
 takes any number of choices; the preprocessors pack `(context, ending)` pairs as `[B, C, T]`."""
 
 import json
-import os
 
 import keras
 import numpy as np
@@ -18,7 +17,7 @@ from keras_pretrain.tasks.multiple_choice import for_backbone
 from tests.test_huggingface_conversion import STEM
 from tests.test_huggingface_conversion import V
 from tests.test_huggingface_conversion import configs
-from tests.test_huggingface_conversion import exported_state
+from tests.test_huggingface_conversion import check_exported_folder
 from tests.test_huggingface_conversion import torch_inputs
 from tests.testing import TOLERANCE
 from tests.testing import max_abs_diff
@@ -97,15 +96,7 @@ def test_equals_transformers_both_ways(family, tmp_path):
     assert abs(loss - their_loss) <= TOLERANCE, ("loss", loss, their_loss)
 
     convert.to_huggingface(model, out)
-    config = json.load(open(os.path.join(out, "config.json")))
-    assert config["architectures"] == [type(hf).__name__]
-    state, expected = exported_state(out), {k: v.numpy() for k, v in hf.state_dict().items()}
-    for name, value in state.items():
-        assert name in expected, f"exported {name!r}, which transformers does not have"
-        assert max_abs_diff(value, expected[name]) <= 1e-6, name
-    untied = {k for k in expected if not k.endswith("position_ids")}
-    tied = {k for k in untied - set(state) if any(np.array_equal(expected[k], v) for v in state.values())}
-    assert untied - set(state) - tied == set(), "not exported"
+    check_exported_folder(out, hf)
     back = getattr(transformers, type(hf).__name__).from_pretrained(out).eval()
     again, _ = reference(back, family, data)
     assert max_abs_diff(again, theirs) <= TOLERANCE, ("export", max_abs_diff(again, theirs))

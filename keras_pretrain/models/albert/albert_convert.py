@@ -189,7 +189,8 @@ HF_SPEC = conversion.HFSpec(
                                               bert_convert.load_hf_classifier_head, ("classifier.*",),
                                               dropout_key="classifier_dropout_prob"),
            conversion.multiple_choice(bert_convert.load_hf_classifier_head, ("classifier.*",),
-                                      dropout_key="classifier_dropout_prob")),
+                                      dropout_key="classifier_dropout_prob"),
+           conversion.question_answering()),
     write_tokenizer=sentencepiece_files("AlbertTokenizer"),
 )
 

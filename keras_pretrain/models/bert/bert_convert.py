@@ -82,9 +82,12 @@ def forgive_missing_pooler(model_prefix):
     heads never read it, was asked for)."""
 
     def after_load(model, loader, pretrainer):
-        name = hf_prefix(loader, model_prefix) + "pooler.dense.weight"
-        if name not in loader and any(".pooler.dense." in p for p in loader.problems):
-            loader.problems = [p for p in loader.problems if ".pooler.dense." not in p]
+        prefix = hf_prefix(loader, model_prefix)
+        pooler = f"'{prefix}pooler."  # BERT's and ERNIE's pooler.dense.*, ALBERT's pooler.*
+        name = prefix + "pooler.*"
+        if (prefix + "pooler.dense.weight" not in loader and prefix + "pooler.weight" not in loader
+                and any(pooler in p for p in loader.problems)):
+            loader.problems = [p for p in loader.problems if pooler not in p]
             if not pretrainer:
                 print(f"{loader.source}: no pooler ({name}); pooled_output's dense layer stays initialised",
                       flush=True)
@@ -93,8 +96,9 @@ def forgive_missing_pooler(model_prefix):
 
 
 def pooler_not_in(architecture):
-    """The names a `*ForMaskedLM` export leaves out: transformers builds it without a pooler."""
-    return ("*pooler.*",) if architecture.endswith("ForMaskedLM") else ()
+    """The names a `*ForMaskedLM` or `*ForQuestionAnswering` export leaves out: transformers builds them without
+    a pooler."""
+    return ("*pooler.*",) if architecture.endswith(("ForMaskedLM", "ForQuestionAnswering")) else ()
 
 
 def pretrainer_suffix(pretrainer):
@@ -183,7 +187,8 @@ HF_SPEC = conversion.HFSpec(
     pretrainer_suffix=pretrainer_suffix,
     tasks=(conversion.sequence_classification("keras_pretrain.models.bert.bert_classifier:BertClassifier",
                                               load_hf_classifier_head, ("classifier.*",)),
-           conversion.multiple_choice(load_hf_classifier_head, ("classifier.*",))),
+           conversion.multiple_choice(load_hf_classifier_head, ("classifier.*",)),
+           conversion.question_answering()),
     write_tokenizer=wordpiece_files(),
 )
 

@@ -113,7 +113,8 @@ HF_SPEC = dataclasses.replace(
         "keras_pretrain.models.distil_bert.distil_bert_classifier:DistilBertClassifier",
         load_hf_classifier_head, ("pre_classifier.*", "classifier.*"), dropout_key="seq_classif_dropout"),
            conversion.multiple_choice(load_hf_classifier_head, ("pre_classifier.*", "classifier.*"),
-                                      dropout_key="seq_classif_dropout")),
+                                      dropout_key="seq_classif_dropout"),
+           conversion.question_answering(dropout_key="qa_dropout")),
 )
 
 

@@ -44,7 +44,8 @@ HF_SPEC = dataclasses.replace(
     model_type="ernie", architecture="Ernie", prefix="ernie.", to_config=to_hf_config,
     tasks=(conversion.sequence_classification("keras_pretrain.models.ernie.ernie_classifier:ErnieClassifier",
                                               bert_convert.load_hf_classifier_head, ("classifier.*",)),
-           conversion.multiple_choice(bert_convert.load_hf_classifier_head, ("classifier.*",))),
+           conversion.multiple_choice(bert_convert.load_hf_classifier_head, ("classifier.*",)),
+           conversion.question_answering()),
 )
 
 

@@ -113,6 +113,12 @@ def to_hf_config(backbone):
     return config
 
 
+def pooler_not_in(architecture):
+    """`RobertaForQuestionAnswering` has no pooler (`add_pooling_layer=False`): a task's backbone built with one
+    (`use_pooler=True`, unread by the task) exports without it."""
+    return ("*pooler.*",) if architecture.endswith("ForQuestionAnswering") else ()
+
+
 def pretrainer_suffix(pretrainer):
     return "ForMaskedLM"
 
@@ -128,7 +134,9 @@ HF_SPEC = conversion.HFSpec(
     tasks=(conversion.sequence_classification("keras_pretrain.models.roberta.roberta_classifier:RobertaClassifier",
                                               load_hf_classifier_head, ("classifier.*",)),
            conversion.multiple_choice(load_hf_multiple_choice_head, ("classifier.*",),
-                                      dropout_key="hidden_dropout_prob", backbone_options={"use_pooler": False})),
+                                      dropout_key="hidden_dropout_prob", backbone_options={"use_pooler": False}),
+           conversion.question_answering(backbone_options={"use_pooler": False})),
+    left_out=pooler_not_in,
     write_tokenizer=bpe_files("RobertaTokenizer", lambda t: dict(t.vocabulary), lambda t: list(t.merges),
                               bos_token="<s>", eos_token="</s>", sep_token="</s>", cls_token="<s>",
                               unk_token="<unk>", pad_token="<pad>", mask_token="<mask>", add_prefix_space=False),
