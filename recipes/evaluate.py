@@ -9,8 +9,18 @@ in file order; the task's label strings, or floats for STS-B), as
 authors' processors (`keras_pretrain.data.glue.read_file`). The values are those of
 `keras_pretrain.metrics.glue_metrics` (a correlation that is undefined, constant predictions, prints null).
 
+`squad`: the official SQuAD evaluation (`keras_pretrain.squad_eval`) of `--predictions` (a
+`predictions.json`: question id -> answer text, as `keras_pretrain.squad_predictions` writes it) on the
+`--data` dev file. A v1.1 file prints {"exact_match", "f1"}; a v2.0 file (some question "is_impossible")
+prints the v2.0 dict ("exact", "f1", "total", "HasAns_*", "NoAns_*") and, with `--na-probs` (a
+`null_odds.json`), "best_exact", "best_f1" and their thresholds. As the official scripts, v1.1 scores a
+question without a prediction 0 and v2.0 skips it (both say so on stderr).
+
+    python -m recipes.evaluate squad --data dev-v2.0.json --predictions predictions.json --na-probs null_odds.json
+
 Bad input (a missing file, a bad header, an unknown label, a score that is not a number, fewer or more
-predictions than examples) prints one line naming the file, the line and the problem, and exits with status 2.
+predictions than examples; for SQuAD a file that is not the expected JSON) prints one line naming the file,
+the line and the problem, and exits with status 2.
 """
 
 import argparse
@@ -34,33 +44,47 @@ def add_glue(subparsers):
     return parser
 
 
+def add_squad(subparsers):
+    parser = subparsers.add_parser("squad", help="SQuAD v1.1 / v2.0 dev-set metrics of a predictions.json",
+                                   description=__doc__, formatter_class=HelpFormatter)
+    parser.add_argument("--data", required=True, help="the SQuAD dev .json file (gold answers)")
+    parser.add_argument("--predictions", required=True, help="the predictions .json (question id -> answer)")
+    parser.add_argument("--na-probs", help="v2.0: the null_odds .json (question id -> no-answer score)")
+    parser.set_defaults(run=functools.partial(run_squad, parser))
+    return parser
+
+
 def build_parser():
     parser = argparse.ArgumentParser(prog="python -m recipes.evaluate", description=__doc__,
                                      formatter_class=HelpFormatter)
     subparsers = parser.add_subparsers(dest="benchmark", required=True, metavar="BENCHMARK")
     add_glue(subparsers)
+    add_squad(subparsers)
     return parser
+
+
+def read_or_exit(parser, flag, read, *args):
+    """`read(*args)`; a `CorpusFormatError` (which names the file and line) exits 2 as `flag`'s error."""
+    from keras_pretrain.errors import CorpusFormatError
+
+    try:
+        return read(*args)
+    except CorpusFormatError as e:
+        parser.error(f"{flag}: {e}")
 
 
 def run_glue(parser, args):
     """The `glue_metrics` of `args.predictions` against the labels of `args.data`; errors exit 2 via `parser`."""
     from keras_pretrain.data import glue
     from keras_pretrain.data.submission import read_submission
-    from keras_pretrain.errors import CorpusFormatError
     from keras_pretrain.metrics import glue_metrics
 
     try:
         task = glue.get_task(args.task)
     except ValueError as e:
         parser.error(f"--task: {e}")
-    try:
-        examples = glue.read_file(task, args.data, "dev")
-    except CorpusFormatError as e:
-        parser.error(f"--data: {e}")
-    try:
-        predictions = read_submission(args.predictions, task)
-    except CorpusFormatError as e:
-        parser.error(f"--predictions: {e}")
+    examples = read_or_exit(parser, "--data", glue.read_file, task, args.data, "dev")
+    predictions = read_or_exit(parser, "--predictions", read_submission, args.predictions, task)
     if len(predictions) < len(examples):
         parser.error(f"--predictions: {args.predictions}, line {len(predictions) + 2}: the file ends after "
                      f"{len(predictions)} predictions, but {args.data} has {len(examples)} examples")
@@ -69,6 +93,33 @@ def run_glue(parser, args):
                      f"the {len(examples)} examples of {args.data} ({len(predictions)} predictions)")
     labels = [e.label if task.is_regression else task.labels.index(e.label) for e in examples]
     return glue_metrics(task.name, predictions, labels)
+
+
+def run_squad(parser, args):
+    """The official SQuAD metrics of `args.predictions` on `args.data`; errors exit 2 via `parser`."""
+    from keras_pretrain import squad_eval
+
+    dataset = read_or_exit(parser, "--data", squad_eval.read_dataset, args.data)
+    predictions = read_or_exit(parser, "--predictions", squad_eval.read_predictions, args.predictions)
+    na_probs = None
+    if args.na_probs is not None:
+        na_probs = read_or_exit(parser, "--na-probs", squad_eval.read_na_probs, args.na_probs)
+    if not squad_eval.is_v2(dataset):
+        if na_probs is not None:
+            parser.error(f"--na-probs: {args.na_probs}: {args.data} is a SQuAD v1.1 file (no unanswerable "
+                         "question), which has no no-answer probabilities")
+        if not any(True for _ in squad_eval.questions(dataset)):
+            parser.error(f"--data: {args.data}: the file has no question")
+        return squad_eval.evaluate_v1(dataset, predictions)
+    if not any(qa["id"] in predictions for qa in squad_eval.questions(dataset)):
+        parser.error(f"--predictions: {args.predictions}: no prediction for any question of {args.data}")
+    if na_probs is not None:
+        lacking = [qa["id"] for qa in squad_eval.questions(dataset) if qa["id"] in predictions
+                   and qa["id"] not in na_probs]
+        if lacking:
+            parser.error(f"--na-probs: {args.na_probs}: no no-answer probability for question {lacking[0]!r} "
+                         f"({len(lacking)} predicted questions of {args.data} without one)")
+    return squad_eval.evaluate_v2(dataset, predictions, na_probs)
 
 
 def main(argv=None):

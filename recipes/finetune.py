@@ -313,7 +313,6 @@ def main(argv=None):
     out = output_folder(parser, args)
 
     import keras
-    import numpy as np
     import tensorflow as tf
 
     keras.utils.set_random_seed(args.seed)

@@ -98,6 +98,20 @@ CASED_VOCAB = SPECIALS + COMMON + [
 CHINESE_VOCAB = SPECIALS + COMMON + ["hello", "##lo", "##ld", "cafe", "i", "and"]
 
 
+# The head of a subprocess script that imports the authors' TF1 code (after `import sys, types`): TensorFlow seen
+# as `tensorflow.compat.v1`, and `tensorflow.contrib.*` as stand-ins whose attributes are never used.
+TF1_SUBPROCESS_STUBS = '''import tensorflow as tf
+
+class _Stub(types.ModuleType):
+    def __getattr__(self, name):
+        return _Stub(self.__name__ + "." + name)
+
+sys.modules["tensorflow"] = tf.compat.v1
+for name in ("contrib", "contrib.data", "contrib.metrics", "contrib.tpu", "contrib.layers"):
+    sys.modules["tensorflow." + name] = _Stub("tensorflow." + name)
+'''
+
+
 def bert_run_squad():
     """bert-tensorflow's `run_squad.py` module (its readers are pure Python).
 

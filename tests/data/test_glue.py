@@ -43,6 +43,7 @@ from keras_pretrain.data.glue_features import (
 )
 from keras_pretrain.data.packing import truncate
 from keras_pretrain.errors import CorpusFormatError
+from tests.originals import TF1_SUBPROCESS_STUBS
 
 pytestmark = pytest.mark.tf_only
 
@@ -199,16 +200,7 @@ def write_spm(path, xlnet):
 SCRIPT = r'''
 import json, os, sys, types
 spec = json.loads(sys.argv[1])
-import tensorflow as tf
-
-class _Stub(types.ModuleType):
-    def __getattr__(self, name):
-        return _Stub(self.__name__ + "." + name)
-
-sys.modules["tensorflow"] = tf.compat.v1
-for name in ("contrib", "contrib.data", "contrib.metrics", "contrib.tpu", "contrib.layers"):
-    sys.modules["tensorflow." + name] = _Stub("tensorflow." + name)
-from absl import flags
+''' + TF1_SUBPROCESS_STUBS + r'''from absl import flags
 from albert import classifier_utils as acu, tokenization as atok
 from bert import run_classifier as brc, tokenization as btok
 from xlnet import run_classifier as xrc, prepro_utils as xpre

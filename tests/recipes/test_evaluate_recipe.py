@@ -1,5 +1,6 @@
 """`python -m recipes.evaluate glue`: one JSON line of GLUE metrics from a dev file and a submission file;
-bad input exits 2 with one line naming the file (and the line). Also the submission files' writer and reader."""
+bad input exits 2 with one line naming the file (and the line). Also the submission files' writer and reader.
+`python -m recipes.evaluate squad`: the official SQuAD v1.1 / v2.0 numbers of a predictions.json."""
 
 import json
 import os
@@ -172,11 +173,135 @@ def test_a_dev_file_with_an_unknown_label_exits_2_naming_it(files, capsys):
 
 def test_help_and_subcommands():
     parser = evaluate.build_parser()
-    for argv in (["--help"], ["glue", "--help"]):
+    for argv in (["--help"], ["glue", "--help"], ["squad", "--help"]):
         with pytest.raises(SystemExit) as exit_info:
             parser.parse_args(argv)
         assert exit_info.value.code == 0
-    for argv in ([], ["squad"], ["glue", "--task", "mrpc"]):  # no benchmark, an unknown one, missing options
+    for argv in ([], ["superglue"], ["glue", "--task", "mrpc"], ["squad", "--data", "dev.json"]):
+        # no benchmark, an unknown one, missing options
         with pytest.raises(SystemExit) as exit_info:
             parser.parse_args(argv)
         assert exit_info.value.code == 2
+
+
+# === squad ===
+
+def squad_dev(version_2):
+    """A SQuAD dev file: v1.1 (q1..q3 answerable) or v2.0 (q3 unanswerable)."""
+    def qa(qid, answers):
+        item = {"id": qid, "question": "?", "answers": [{"text": t, "answer_start": 0} for t in answers]}
+        if version_2:
+            item["is_impossible"] = not answers
+        return item
+
+    qas = [qa("q1", ["The Broncos", "Denver Broncos"]), qa("q2", ["in 1999"]), qa("q3", [] if version_2 else ["x"])]
+    return {"version": "v2.0" if version_2 else "1.1", "data": [{"title": "t", "paragraphs": [
+        {"context": "c", "qas": qas}]}]}
+
+
+@pytest.fixture
+def squad_files(tmp_path):
+    """`make(name=content, ...)` -> the paths of the JSON files written (a str content is written as is)."""
+
+    def make(**contents):
+        paths = {}
+        for name, content in contents.items():
+            path = tmp_path / f"{name}.json"
+            path.write_text(content if isinstance(content, str) else json.dumps(content), encoding="utf-8")
+            paths[name] = str(path)
+        return paths
+
+    return make
+
+
+def run_squad(capsys, *argv):
+    assert evaluate.main(["squad", *argv]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.count("\n") == 1
+    return json.loads(captured.out), captured.err
+
+
+def test_squad_v1_prints_exact_match_and_f1(squad_files, capsys):
+    files = squad_files(dev=squad_dev(False), preds={"q1": "broncos", "q2": "1999 season", "other": "x"})
+    result, err = run_squad(capsys, "--data", files["dev"], "--predictions", files["preds"])
+    # q1 exact; q2 "1999 season" vs "in 1999": precision = recall = 1/2, F1 1/2; q3 unanswered: 0.
+    assert result == {"exact_match": 100.0 / 3, "f1": 100.0 * (1 + 1 / 2) / 3}
+    assert "Unanswered question q3  will receive score 0." in err
+
+
+def test_squad_v2_prints_the_v2_dict(squad_files, capsys):
+    from keras_pretrain import squad_eval
+
+    dataset = squad_dev(True)
+    predictions, na_probs = {"q1": "Denver Broncos", "q2": "", "q3": "something"}, {"q1": 0.5, "q2": 2.0, "q3": 0.5}
+    files = squad_files(dev=dataset, preds=predictions, na=na_probs)
+    result, _ = run_squad(capsys, "--data", files["dev"], "--predictions", files["preds"])
+    assert result == squad_eval.evaluate_v2(dataset["data"], predictions)
+    assert result == {"exact": 100.0 / 3, "f1": 100.0 / 3, "total": 3, "HasAns_exact": 50.0, "HasAns_f1": 50.0,
+                      "HasAns_total": 2, "NoAns_exact": 0.0, "NoAns_f1": 0.0, "NoAns_total": 1}
+    result, _ = run_squad(capsys, "--data", files["dev"], "--predictions", files["preds"], "--na-probs", files["na"])
+    assert result == squad_eval.evaluate_v2(dataset["data"], predictions, na_probs)
+    # q2 (2.0 > 1.0) counts as "no answer", wrongly: unchanged. Best: answer q1 only (threshold 0.5): 2 of 3.
+    assert result["exact"] == 100.0 / 3 and result["best_exact"] == result["best_f1"] == 200.0 / 3
+    assert result["best_exact_thresh"] == result["best_f1_thresh"] == 0.5
+
+
+def test_squad_writes_what_squad_predictions_writes(squad_files, tmp_path, capsys):
+    import types
+
+    from keras_pretrain.squad_predictions import write_prediction_files, write_predictions
+
+    example = types.SimpleNamespace(qas_id="q1", doc_tokens=["the", "Denver", "Broncos,"])
+    feature = types.SimpleNamespace(unique_id=7, example_index=0, tokens=["[CLS]", "the", "denver", "broncos", ","],
+                                    token_to_orig_map={1: 0, 2: 1, 3: 2, 4: 2},
+                                    token_is_max_context={i: True for i in range(1, 5)})
+    logits = types.SimpleNamespace(unique_id=7, start_logits=[0.0, 0.5, 3.0, 1.0, 0.0],
+                                   end_logits=[0.0, 0.0, 1.0, 3.0, 0.5])
+    write_prediction_files(str(tmp_path / "out"), *write_predictions([example], [feature], [logits]))
+    assert json.load(open(tmp_path / "out" / "predictions.json")) == {"q1": "Denver Broncos"}
+    files = squad_files(dev=squad_dev(False))
+    result, _ = run_squad(capsys, "--data", files["dev"], "--predictions", str(tmp_path / "out" / "predictions.json"))
+    assert result == {"exact_match": 100.0 / 3, "f1": 100.0 / 3}
+
+
+BAD_SQUAD = {  # option -> (files, message)
+    "--data": ({"dev": "{broken"}, "line 1: not valid JSON"),
+    "--predictions": ({"preds": ["q1"]}, "expected a JSON object of question id -> answer text"),
+    "--na-probs": ({"na": {"q1": "high"}}, "the value for question 'q1' is not a number"),
+}
+
+
+@pytest.mark.parametrize("option", list(BAD_SQUAD))
+def test_squad_bad_files_exit_2_naming_the_file(option, squad_files, capsys):
+    contents = {"dev": squad_dev(True), "preds": {"q1": "x"}, "na": {"q1": 0.0}}
+    bad, message = BAD_SQUAD[option]
+    files = squad_files(**{**contents, **bad})
+    with pytest.raises(SystemExit) as exit_info:
+        evaluate.main(["squad", "--data", files["dev"], "--predictions", files["preds"], "--na-probs", files["na"]])
+    err = capsys.readouterr().err
+    name = {"--data": "dev", "--predictions": "preds", "--na-probs": "na"}[option]
+    assert exit_info.value.code == 2
+    assert f"error: {option}: {files[name]}" in err and message in err, err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("case, message", [
+    ("missing data", "error: --data: MISSING.json: no such file"),
+    ("no prediction", "no prediction for any question of"),
+    ("na-probs lack a question", "no no-answer probability for question 'q1'"),
+    ("na-probs with v1.1", "is a SQuAD v1.1 file"),
+])
+def test_squad_bad_input_exits_2(case, message, squad_files, capsys):
+    files = squad_files(dev=squad_dev(case != "na-probs with v1.1"), preds={"q1": "x", "q2": ""},
+                        none={"other": "x"}, na={"q2": 0.5})
+    argv = {"--data": files["dev"], "--predictions": files["preds"]}
+    if case == "missing data":
+        argv["--data"] = "MISSING.json"
+    if case == "no prediction":
+        argv["--predictions"] = files["none"]
+    if case.startswith("na-probs"):
+        argv["--na-probs"] = files["na"]
+    with pytest.raises(SystemExit) as exit_info:
+        evaluate.main(["squad"] + [x for item in argv.items() for x in item])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and message in err, err
