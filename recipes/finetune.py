@@ -34,6 +34,7 @@ from keras_pretrain.data.packing import GPT
 from keras_pretrain.data.packing import truncate  # noqa: F401 (recipes.finetune.truncate, as before)
 from recipes import common
 from recipes import finetune_data
+from recipes import finetune_squad
 from recipes import finetune_tasks
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -46,15 +47,16 @@ def build_parser():
     parser = argparse.ArgumentParser(prog="python -m recipes.finetune", description=__doc__,
                                      formatter_class=common.HelpFormatter)
     parser.add_argument("--from", dest="source", required=True, help="pretraining run folder, module folder, or a published release (folder, archive or checkpoint in any format keras_pretrain.convert.load reads)")
-    parser.add_argument("--task", default="classify", choices=list(finetune_data.TASKS),
-                        help="classify / pair / regression / multi-label (a table, --data), a GLUE task, swag or race (a task folder, --data-dir)")
+    parser.add_argument("--task", default="classify", choices=list(finetune_data.TASKS) + list(finetune_squad.TASKS),
+                        help="classify / pair / regression / multi-label (a table, --data), a GLUE task, swag or race (a task folder, --data-dir), squad-v1.1 / squad-v2.0 (--train-file, --predict-file)")
     parser.add_argument("--data", default=None, help="table tasks: TSV/CSV with a header (None: the bundled dataset of classify / pair)")
     parser.add_argument("--validation-data", default=None, help="table tasks: a validation table (None: --validation-fraction of --data)")
     parser.add_argument("--data-dir", default=None, help="GLUE / SWAG / RACE: the task folder as the download lays it out")
-    parser.add_argument("--features-only", action="store_true", help="GLUE: write train.tf_record and eval.tf_record (the authors' features) to --out and stop")
+    parser.add_argument("--features-only", action="store_true", help="GLUE, SQuAD: write train.tf_record and eval.tf_record (the authors' features) to --out and stop")
+    finetune_squad.add_arguments(parser)
     parser.add_argument("--epochs", type=int, default=3, help="training epochs")
     parser.add_argument("--batch-size", type=int, default=32, help="batch size")
-    parser.add_argument("--seq-length", type=int, default=None, help="packed length (default: 128, at most the model's positions)")
+    parser.add_argument("--seq-length", type=int, default=None, help="packed length (default: 128, SQuAD 384; the tiny models 64; at most the model's positions)")
     parser.add_argument("--learning-rate", type=float, default=None, help="peak AdamW rate (default: 1e-3 for the tiny models, hidden < 256; 3e-5 for larger ones, as the papers)")
     parser.add_argument("--warmup-ratio", type=float, default=0.1, help="fraction of the steps of linear warmup (then linear decay to 0)")
     parser.add_argument("--weight-decay", type=float, default=0.01, help="AdamW weight decay (never on LayerNorm and biases)")
@@ -259,8 +261,14 @@ def check_arguments(parser, args):
         parser.error(f"--data-dir: --task {args.task} reads a table (--data), not a task folder")
     if not table and (args.data or args.validation_data):
         parser.error(f"--data: --task {args.task} reads a task folder: give --data-dir")
-    if args.features_only and args.task not in finetune_data.GLUE_TASKS:
-        parser.error("--features-only writes the GLUE features of the authors' scripts: a GLUE --task only")
+    squad = args.task in finetune_squad.TASKS
+    if squad:
+        finetune_squad.check_arguments(parser, args)
+    elif args.train_file or args.predict_file:
+        parser.error(f"--train-file / --predict-file are SQuAD's; --task {args.task} reads "
+                     + ("--data" if table else "--data-dir"))
+    if args.features_only and args.task not in finetune_data.GLUE_TASKS and not squad:
+        parser.error("--features-only writes the features of the authors' scripts: a GLUE or SQuAD --task only")
     if table and args.data is None:
         if args.task not in DEFAULT_DATA:
             parser.error(f"--data: --task {args.task} has no bundled dataset; give a table")
@@ -309,7 +317,7 @@ def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
     check_arguments(parser, args)
-    data = finetune_data.read_task(parser, args)
+    data = None if args.task in finetune_squad.TASKS else finetune_data.read_task(parser, args)
     out = output_folder(parser, args)
 
     import keras
@@ -327,6 +335,10 @@ def main(argv=None):
     seq_length = args.seq_length or min(finetune_tasks.default_seq_length(backbone), limit or 10**9)
     if args.learning_rate is None:
         args.learning_rate = finetune_tasks.default_learning_rate(backbone)
+    if data is None:  # SQuAD
+        if args.seq_length is None:
+            seq_length = min(finetune_squad.DEFAULT_SEQ_LENGTH, limit or 10**9)
+        return finetune_squad.main(parser, args, out, family, backbone, tokenizer, seq_length)
     if args.features_only:
         summary = write_features_only(parser, family, tokenizer, data, seq_length, out)
         common.write_json(os.path.join(out, "summary.json"), {"family": family, "task": args.task, **summary})

@@ -1,0 +1,184 @@
+"""`recipes.finetune --task squad-v1.1 | squad-v2.0`: extractive question answering as bert's `run_squad.py`.
+
+    python -m recipes.finetune --from RUN --task squad-v1.1 --train-file train-v1.1.json \\
+        --predict-file dev-v1.1.json --out squad_run
+
+Reads the SQuAD files as `run_squad.py` does (`keras_pretrain.data.squad.read_squad`: training answers that
+cannot be found in the context are skipped with a message), builds its features (doc-stride windows,
+`_improve_answer_span`, `_check_is_max_context`, the question cut at `--max-query-length`:
+`keras_pretrain.data.squad.convert_examples_to_features`), fine-tunes `SpanQuestionAnswering` (start / end
+logits on the token states), and writes to `--out`:
+
+- `predictions.json`, `nbest_predictions.json` and (v2.0) `null_odds.json`, as `run_squad.py`'s
+  `write_predictions` on the same logits (`keras_pretrain.squad_predictions`);
+- `raw_results.jsonl`, the logits used (one JSON object per feature: `unique_id`, `start_logits`,
+  `end_logits`), so the original post-processing can be re-run on them;
+- `eval_results.json`, the official evaluation of the predictions (`keras_pretrain.squad_eval`: v1.1
+  `exact_match` / `f1`; v2.0 `exact`, `f1`, `HasAns_*`, `NoAns_*`, `best_*`), what `python -m recipes.evaluate
+  squad` prints;
+- `qa.keras`, the fine-tuned model; `summary.json`.
+
+`--features-only` writes `train.tf_record` and `eval.tf_record` (`FeatureWriter`'s names) and stops. The
+WordPiece families (BERT, ERNIE, DistilBERT, and runs whose vocabulary is WordPiece) are supported; ALBERT's
+SentencePiece, RoBERTa's byte-level BPE and XLNet are not wired here yet (the run stops and says so). There is
+no serving SavedModel for this task yet.
+"""
+
+import json
+import os
+
+from recipes import common
+
+TASKS = {"squad-v1.1": "v1.1", "squad-v2.0": "v2.0"}
+DEFAULT_SEQ_LENGTH = 384
+
+
+def add_arguments(parser):
+    parser.add_argument("--train-file", default=None, help="SQuAD: the training JSON (train-v1.1.json, train-v2.0.json)")
+    parser.add_argument("--predict-file", default=None, help="SQuAD: the JSON to predict and score (dev-v1.1.json, dev-v2.0.json)")
+    parser.add_argument("--doc-stride", type=int, default=128, help="SQuAD: the step between context windows")
+    parser.add_argument("--max-query-length", type=int, default=64, help="SQuAD: question tokens kept")
+    parser.add_argument("--n-best-size", type=int, default=20, help="SQuAD: candidate answers per question")
+    parser.add_argument("--max-answer-length", type=int, default=30, help="SQuAD: the longest answer, in tokens")
+    parser.add_argument("--null-score-diff-threshold", type=float, default=0.0, help="SQuAD v2.0: predict no answer when the null score beats the best span by more than this")
+
+
+def check_arguments(parser, args):
+    if not args.train_file or not args.predict_file:
+        parser.error(f"--task {args.task} needs --train-file and --predict-file (SQuAD JSON files)")
+    for flag, path in (("--train-file", args.train_file), ("--predict-file", args.predict_file)):
+        if not os.path.isfile(path):
+            parser.error(f"{flag}: no such file {path!r}")
+    for name in ("doc_stride", "max_query_length", "n_best_size", "max_answer_length"):
+        if getattr(args, name) <= 0:
+            parser.error(f"--{name.replace('_', '-')} must be positive")
+
+
+def read_examples(parser, args):
+    """(train examples, predict examples, the predict file's dataset for the evaluation)."""
+    from keras_pretrain import squad_eval
+    from keras_pretrain.data import squad
+    from keras_pretrain.errors import CorpusFormatError
+
+    version = TASKS[args.task]
+    try:
+        train = squad.read_squad(args.train_file, version, is_training=True)
+        predict = squad.read_squad(args.predict_file, version, is_training=False)
+        dataset = squad_eval.read_dataset(args.predict_file)
+    except CorpusFormatError as e:
+        parser.error(str(e))
+    if not train:
+        parser.error(f"--train-file: {args.train_file}: no training question with an answer found in its context")
+    if not predict:
+        parser.error(f"--predict-file: {args.predict_file}: no question")
+    return train, predict, dataset
+
+
+def special_ids(parser, args, family, tokenizer):
+    """The `[CLS]`, `[SEP]`, `[PAD]` ids of a WordPiece tokenizer; other tokenizers stop the run."""
+    import keras_hub
+
+    if not isinstance(tokenizer, keras_hub.tokenizers.WordPieceTokenizer):
+        parser.error(f"--task {args.task}: {family} ({type(tokenizer).__name__}) is not wired for SQuAD yet: the "
+                     "recipe builds run_squad.py's WordPiece features (BERT, ERNIE, DistilBERT, WordPiece runs)")
+    ids = {"cls": tokenizer.token_to_id("[CLS]"), "sep": tokenizer.token_to_id("[SEP]"),
+           "pad": tokenizer.token_to_id("[PAD]")}
+    return ids
+
+
+def check_lengths(parser, args, seq_length):
+    room = seq_length - args.max_query_length - 3  # [CLS] question [SEP] doc [SEP]
+    if room <= 0:
+        parser.error(f"--max-query-length {args.max_query_length} leaves no room for the context in "
+                     f"--seq-length {seq_length} (at most {seq_length - 4})")
+    if args.doc_stride > room:
+        parser.error(f"--doc-stride {args.doc_stride} exceeds the {room} context tokens of a window "
+                     f"(--seq-length {seq_length} - --max-query-length {args.max_query_length} - 3): windows "
+                     "would skip text")
+
+
+def features(examples, tokenizer, args, seq_length, special, is_training):
+    """run_squad.py's features, their `tokens` as the vocabulary's strings (what `write_predictions` joins)."""
+    import dataclasses
+
+    from keras_pretrain.data import squad
+
+    result = squad.convert_examples_to_features(
+        examples, squad.word_tokenizer(tokenizer, examples), seq_length, args.doc_stride, args.max_query_length,
+        is_training=is_training, special=special)
+    vocabulary = tokenizer.get_vocabulary()
+    return [dataclasses.replace(f, tokens=tuple(vocabulary[i] for i in f.tokens)) for f in result]
+
+
+def raw_results(unique_ids, start_logits, end_logits):
+    """`run_squad.py`'s RawResult rows (unique_id, start_logits, end_logits as float lists)."""
+    import collections
+
+    result = collections.namedtuple("RawResult", ["unique_id", "start_logits", "end_logits"])
+    return [result(int(u), [float(x) for x in s], [float(x) for x in e])
+            for u, s, e in zip(unique_ids, start_logits, end_logits)]
+
+
+def write_raw_results(path, results):
+    with open(path, "w", encoding="utf-8") as f:
+        for r in results:
+            f.write(json.dumps({"unique_id": r.unique_id, "start_logits": r.start_logits,
+                                "end_logits": r.end_logits}) + "\n")
+
+
+def main(parser, args, out, family, backbone, tokenizer, seq_length):
+    """The SQuAD run (see the module docstring); returns its summary."""
+    import numpy as np
+
+    from keras_pretrain import squad_eval
+    from keras_pretrain import squad_predictions
+    from keras_pretrain.data import squad
+    from keras_pretrain.tasks.question_answering import for_backbone
+    from recipes import finetune_tasks
+
+    train, predict, dataset = read_examples(parser, args)
+    special = special_ids(parser, args, family, tokenizer)
+    check_lengths(parser, args, seq_length)
+    train_features = features(train, tokenizer, args, seq_length, special, True)
+    predict_features = features(predict, tokenizer, args, seq_length, special, False)
+    version = TASKS[args.task]
+    print(f"SQuAD {version}: {len(train)} training questions -> {len(train_features)} windows, {len(predict)} "
+          f"questions to predict -> {len(predict_features)} windows (length {seq_length}, stride {args.doc_stride})")
+    os.makedirs(out, exist_ok=True)
+    if args.features_only:
+        counts = {"train": squad.write_features(train_features, os.path.join(out, "train.tf_record"), True),
+                  "eval": squad.write_features(predict_features, os.path.join(out, "eval.tf_record"), False)}
+        print(f"wrote {counts['train']} train and {counts['eval']} eval records to {out}")
+        summary = {"family": family, "task": args.task, "features": counts, "seq_length": seq_length}
+        common.write_json(os.path.join(out, "summary.json"), summary)
+        return summary
+
+    model = for_backbone(backbone)
+    x, y = squad.to_arrays(train_features)
+    x = {n: x[n] for n in model.input}
+    targets = {"start_logits": y["start_positions"], "end_logits": y["end_positions"]}
+    model.compile(optimizer=finetune_tasks.optimizer(model, args, len(train_features)))
+    print(f"fine-tuning {family} ({type(backbone).__name__}) for span QA; rate {args.learning_rate:g}")
+    model.fit(x, targets, epochs=args.epochs, batch_size=args.batch_size, shuffle=True, verbose=args.verbose)
+
+    inputs, _ = squad.to_arrays(predict_features)
+    outputs = model.predict({n: inputs[n] for n in model.input}, batch_size=args.batch_size, verbose=0)
+    results = raw_results(inputs["unique_ids"], np.asarray(outputs["start_logits"]), np.asarray(outputs["end_logits"]))
+    write_raw_results(os.path.join(out, "raw_results.jsonl"), results)
+    lowercase = bool(getattr(tokenizer, "lowercase", True))
+    predictions, nbest, null_odds = squad_predictions.write_predictions(
+        predict, predict_features, results, args.n_best_size, args.max_answer_length, lowercase,
+        version == "v2.0", args.null_score_diff_threshold)
+    squad_predictions.write_prediction_files(out, predictions, nbest, null_odds or None)
+    scores = squad_eval.evaluate(dataset, predictions, null_odds or None)
+    common.write_json(os.path.join(out, "eval_results.json"), scores)
+    print("eval results: " + json.dumps(scores))
+    keras_path = os.path.join(out, "qa.keras")
+    model.save(keras_path)
+    print(f"saved: {keras_path}; predictions.json, nbest_predictions.json"
+          + (", null_odds.json" if null_odds else "") + f", raw_results.jsonl in {out} (no serving SavedModel yet)")
+    summary = {"family": family, "task": args.task, "eval": scores, "seq_length": seq_length,
+               "train_windows": len(train_features), "predict_windows": len(predict_features),
+               "learning_rate": args.learning_rate}
+    common.write_json(os.path.join(out, "summary.json"), summary)
+    return summary

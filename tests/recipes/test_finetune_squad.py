@@ -1,0 +1,112 @@
+"""`recipes.finetune --task squad-v1.1 | squad-v2.0` (issue 41): run_squad.py's features written by
+`--features-only`, the prediction files and the official evaluation of a short run, and the bad inputs."""
+
+import json
+import os
+
+import pytest
+
+from keras_pretrain import squad_eval
+from keras_pretrain.data import squad
+from recipes import finetune
+from tests.recipes.test_finetune_recipe import run_folder  # noqa: F401 (the module's pretrained tiny ALBERT)
+
+pytestmark = pytest.mark.tf_only
+
+CONTEXTS = ["the whale was white and the sea was wide", "call me ishmael some years ago i went to sea",
+            "the quick brown fox jumps over the lazy dog", "it was the best of times it was the worst of times"]
+
+
+def write_squad(path, v2=False):
+    paragraphs = []
+    for i, context in enumerate(CONTEXTS):
+        words = context.split()
+        answer = words[2 + i % 3]
+        start = context.index(" " + answer + " ") + 1
+        qas = [{"id": f"q{i}", "question": f"what is word {i} ?",
+                "answers": [{"text": answer, "answer_start": start}]}]
+        if v2:
+            qas[0]["is_impossible"] = False
+            qas.append({"id": f"n{i}", "question": "where is the moon ?", "answers": [], "is_impossible": True,
+                        "plausible_answers": [{"text": words[0], "answer_start": 0}]})
+        paragraphs.append({"context": context, "qas": qas})
+    data = {"version": "v2.0" if v2 else "1.1", "data": [{"title": "t", "paragraphs": paragraphs}]}
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return str(path)
+
+
+def run(run_folder, tmp_path, *args):  # noqa: F811
+    out = str(tmp_path / "out")
+    return finetune.main(["--from", run_folder, "--out", out, "--epochs", "1", "--batch-size", "4",
+                          "--seq-length", "24", "--doc-stride", "4", "--max-query-length", "8", "--verbose", "0",
+                          *args]), out
+
+
+def test_features_only_writes_run_squads_records(run_folder, tmp_path):  # noqa: F811
+    data = write_squad(tmp_path / "train.json")
+    summary, out = run(run_folder, tmp_path, "--task", "squad-v1.1", "--train-file", data, "--predict-file", data,
+                       "--features-only")
+    assert sorted(os.listdir(out)) == ["eval.tf_record", "summary.json", "train.tf_record"]
+    family, _, tokenizer = finetune.load_pretrained(finetune.build_parser(), run_folder, None)
+    examples = squad.read_squad(data, "v1.1", is_training=True)
+    special = {"cls": tokenizer.token_to_id("[CLS]"), "sep": tokenizer.token_to_id("[SEP]"),
+               "pad": tokenizer.token_to_id("[PAD]")}
+    expected = squad.convert_examples_to_features(examples, squad.word_tokenizer(tokenizer, examples), 24, 4, 8,
+                                                  is_training=True, special=special)
+    assert len(expected) > len(examples)  # contexts longer than one window
+    import tensorflow as tf
+
+    records = [tf.train.Example.FromString(r.numpy()) for r in tf.data.TFRecordDataset(os.path.join(out, "train.tf_record"))]
+    assert len(records) == summary["features"]["train"] == len(expected)
+    for record, feature in zip(records, expected):
+        values = {k: list(v.int64_list.value) for k, v in record.features.feature.items()}
+        assert values == squad.feature_record(feature, True)
+
+
+@pytest.mark.parametrize("version", ["v1.1", "v2.0"])
+def test_a_run_writes_the_predictions_and_the_official_scores(run_folder, tmp_path, version):  # noqa: F811
+    data = write_squad(tmp_path / "squad.json", v2=version == "v2.0")
+    summary, out = run(run_folder, tmp_path, "--task", f"squad-{version}", "--train-file", data,
+                       "--predict-file", data)
+    files = set(os.listdir(out))
+    assert {"predictions.json", "nbest_predictions.json", "raw_results.jsonl", "eval_results.json",
+            "qa.keras", "summary.json"} <= files
+    assert ("null_odds.json" in files) == (version == "v2.0")
+    predictions = json.load(open(os.path.join(out, "predictions.json"), encoding="utf-8"))
+    assert sorted(predictions) == sorted(q["id"] for q in squad_eval.questions(squad_eval.read_dataset(data)))
+    rows = [json.loads(line) for line in open(os.path.join(out, "raw_results.jsonl"), encoding="utf-8")]
+    assert len(rows) == summary["predict_windows"] and len(rows[0]["start_logits"]) == 24
+    scores = json.load(open(os.path.join(out, "eval_results.json")))
+    na = os.path.join(out, "null_odds.json") if version == "v2.0" else None
+    assert scores == squad_eval.evaluate(squad_eval.read_dataset(data), predictions,
+                                         squad_eval.read_na_probs(na) if na else None)
+    assert ("exact_match" in scores) == (version == "v1.1") and ("HasAns_exact" in scores) == (version == "v2.0")
+
+
+def bad(run_folder, tmp_path, capsys, *args):  # noqa: F811
+    out = tmp_path / "out"
+    with pytest.raises(SystemExit) as info:
+        finetune.main(["--from", run_folder, "--out", str(out), "--seq-length", "24", "--verbose", "0", *args])
+    assert info.value.code == 2
+    assert not out.exists() or not os.listdir(out)
+    return capsys.readouterr().err
+
+
+def test_bad_inputs_exit_2(run_folder, tmp_path, capsys):  # noqa: F811
+    good, v2 = write_squad(tmp_path / "good.json"), write_squad(tmp_path / "v2.json", v2=True)
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json", encoding="utf-8")
+    files = ["--train-file", good, "--predict-file", good]
+    err = bad(run_folder, tmp_path, capsys, "--task", "squad-v1.1", "--train-file", str(broken), "--predict-file", good)
+    assert "broken.json" in err
+    err = bad(run_folder, tmp_path, capsys, "--task", "squad-v1.1", "--train-file", v2, "--predict-file", good)
+    assert "v2.json" in err
+    err = bad(run_folder, tmp_path, capsys, "--task", "squad-v1.1", *files, "--doc-stride", "20",
+              "--max-query-length", "8")
+    assert "--doc-stride 20" in err
+    err = bad(run_folder, tmp_path, capsys, "--task", "squad-v1.1", *files, "--max-query-length", "30")
+    assert "no room" in err
+    err = bad(run_folder, tmp_path, capsys, "--task", "squad-v1.1", "--train-file", good)
+    assert "--predict-file" in err
+    err = bad(run_folder, tmp_path, capsys, "--task", "classify", *files)
+    assert "SQuAD's" in err
