@@ -202,7 +202,8 @@ def write_predictions(examples, features, results, n_best_size=20, max_answer_le
                       version_2_with_negative=False, null_score_diff_threshold=0.0):
     """(predictions, nbest, null_odds) of `examples` from the logits of their `features`' `results`.
 
-    Raises ValueError when, in v2.0, an example has no valid non-null span (where the original fails).
+    In v2.0, an example whose n best hold no valid non-null span (where the original fails) gets transformers'
+    placeholder answer "empty" (logits 0) first in its n best: its null odds are the null score.
     """
     by_example = collections.defaultdict(list)
     for feature in features:
@@ -216,6 +217,9 @@ def write_predictions(examples, features, results, n_best_size=20, max_answer_le
             candidates.append(_Candidate(null[1], 0, 0, null[2], null[3]))
         answers = _nbest(example, windows, candidates, n_best_size, do_lower_case, null,
                          version_2_with_negative)
+        if version_2_with_negative and not any(a.text for a in answers):
+            # No valid non-null span in the n best (the original fails here): transformers' placeholder.
+            answers.insert(0, _Answer("empty", 0.0, 0.0))
         probabilities = _compute_softmax([a.start_logit + a.end_logit for a in answers])
         nbest_json[example.qas_id] = [
             {"text": a.text, "probability": p, "start_logit": a.start_logit, "end_logit": a.end_logit}
@@ -223,9 +227,7 @@ def write_predictions(examples, features, results, n_best_size=20, max_answer_le
         if not version_2_with_negative:
             predictions[example.qas_id] = answers[0].text
             continue
-        best = next((a for a in answers if a.text), None)
-        if best is None:
-            raise ValueError(f"question {example.qas_id!r}: no valid non-null answer span in its windows")
+        best = next(a for a in answers if a.text)
         null_odds[example.qas_id] = null[0] - best.start_logit - best.end_logit
         predictions[example.qas_id] = "" if null_odds[example.qas_id] > null_score_diff_threshold else best.text
     return predictions, nbest_json, null_odds

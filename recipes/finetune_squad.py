@@ -159,7 +159,12 @@ def main(parser, args, out, family, backbone, tokenizer, seq_length):
     targets = {"start_logits": y["start_positions"], "end_logits": y["end_positions"]}
     model.compile(optimizer=finetune_tasks.optimizer(model, args, len(train_features)))
     print(f"fine-tuning {family} ({type(backbone).__name__}) for span QA; rate {args.learning_rate:g}")
-    model.fit(x, targets, epochs=args.epochs, batch_size=args.batch_size, shuffle=True, verbose=args.verbose)
+    import tensorflow as tf
+
+    # tf.data shuffles each epoch (keras-hub tasks turn NumPy input into an unshuffled dataset: `shuffle=True`
+    # would be ignored).
+    train = tf.data.Dataset.from_tensor_slices((x, targets)).shuffle(len(train_features), seed=args.seed)
+    model.fit(train.batch(args.batch_size), epochs=args.epochs, verbose=args.verbose)
 
     inputs, _ = squad.to_arrays(predict_features)
     outputs = model.predict({n: inputs[n] for n in model.input}, batch_size=args.batch_size, verbose=0)

@@ -205,14 +205,20 @@ def test_basic_tokenize_equals_bert(original):
         assert basic_tokenize(text, lower) == theirs, (text, lower)
 
 
-def test_v2_without_any_valid_span_raises():
+def test_v2_without_any_valid_span_gets_transformers_placeholder():
     example = types.SimpleNamespace(qas_id="q", doc_tokens=["a", "b"])
     feature = types.SimpleNamespace(unique_id=1, example_index=0, tokens=["[CLS]", "a", "b"],
                                     token_to_orig_map={1: 0, 2: 1}, token_is_max_context={1: True, 2: True})
     result = types.SimpleNamespace(unique_id=1, start_logits=[0.0, 1.0, 2.0], end_logits=[0.0, 1.0, 2.0])
     predictions, nbest, _ = write_predictions([example], [feature], [result], max_answer_length=1)
     assert predictions == {"q": "b"} and [a["text"] for a in nbest["q"]] == ["b", "a"]
-    with pytest.raises(ValueError, match="no valid non-null answer span"):
-        write_predictions([example], [feature], [result], max_answer_length=0, version_2_with_negative=True)
+    # v2.0, no valid span (the original raises AttributeError): "empty" with logits 0 joins the null answer.
+    predictions, nbest, null_odds = write_predictions([example], [feature], [result], max_answer_length=0,
+                                                      version_2_with_negative=True)
+    assert [a["text"] for a in nbest["q"]] == ["empty", ""] and null_odds == {"q": 0.0}  # null score 0 + 0
+    assert predictions == {"q": "empty"}  # null odds 0 is not above the threshold 0: transformers' answer too
+    predictions, _, _ = write_predictions([example], [feature], [result], max_answer_length=0,
+                                          version_2_with_negative=True, null_score_diff_threshold=-1.0)
+    assert predictions == {"q": ""}
     predictions, nbest, _ = write_predictions([example], [feature], [result], max_answer_length=0)
     assert predictions == {"q": "empty"}
