@@ -414,13 +414,16 @@ def convert_examples_to_features(examples, tokenize, max_seq_length=384, doc_str
 
 # === Files and arrays ===
 
-def feature_record(feature, is_training):
-    """The ordered dict feature name -> list of ints `FeatureWriter` writes for one feature."""
+def feature_record(feature, is_training, extra=()):
+    """The ordered dict feature name -> list of ints `FeatureWriter` writes for one feature (`extra`: more
+    sequence fields after `segment_ids`, as ALBERT's `p_mask`)."""
     record = collections.OrderedDict()
     record["unique_ids"] = [feature.unique_id]
     record["input_ids"] = list(feature.input_ids)
     record["input_mask"] = list(feature.input_mask)
     record["segment_ids"] = list(feature.segment_ids)
+    for name in extra:
+        record[name] = list(getattr(feature, name))
     if is_training:
         record["start_positions"] = [feature.start_position]
         record["end_positions"] = [feature.end_position]
@@ -436,15 +439,20 @@ def write_features(features, path, is_training=None):
     deterministically (features sorted by name); the original's `SerializeToString()` may order the map
     differently, so its files equal ours as parsed `tf.train.Example`s.
     """
-    import tensorflow as tf
-
     features = list(features)
     if is_training is None:
         is_training = bool(features) and features[0].start_position is not None
+    return write_records((feature_record(f, is_training) for f in features), path)
+
+
+def write_records(records, path):
+    """Writes dicts name -> list of ints as int64 `tf.train.Example`s (deterministically serialized) to a
+    TFRecord file; returns the number of records."""
+    import tensorflow as tf
+
     count = 0
     with tf.io.TFRecordWriter(path) as writer:
-        for feature in features:
-            record = feature_record(feature, is_training)
+        for record in records:
             example = tf.train.Example(features=tf.train.Features(feature={
                 name: tf.train.Feature(int64_list=tf.train.Int64List(value=values))
                 for name, values in record.items()}))

@@ -45,10 +45,10 @@ unknown character then reads back as "<unk>" instead of its surface piece, which
 For data with unknown pieces give this module a `SentencePieceProcessor` of the same model file.
 """
 
-import collections
 import dataclasses
 import unicodedata
 
+from keras_pretrain.data import squad
 from keras_pretrain.data.squad import _field, _load
 from keras_pretrain.errors import CorpusFormatError
 
@@ -403,31 +403,11 @@ def convert_examples_to_features(examples, encode_pieces, piece_to_id, max_seq_l
 # === Files and arrays ===
 
 def feature_record(feature, is_training):
-    """The ordered dict feature name -> list of ints `FeatureWriter` writes for one feature."""
-    record = collections.OrderedDict()
-    record["unique_ids"] = [feature.unique_id]
-    record["input_ids"] = list(feature.input_ids)
-    record["input_mask"] = list(feature.input_mask)
-    record["segment_ids"] = list(feature.segment_ids)
-    record["p_mask"] = list(feature.p_mask)
-    if is_training:
-        record["start_positions"] = [feature.start_position]
-        record["end_positions"] = [feature.end_position]
-        record["is_impossible"] = [1 if feature.is_impossible else 0]
-    return record
+    """The ordered dict feature name -> list of ints `FeatureWriter` writes for one feature (with `p_mask`)."""
+    return squad.feature_record(feature, is_training, extra=("p_mask",))
 
 
 def write_features(features, path, is_training):
     """Writes features as `FeatureWriter`'s TFRecord file; returns the number of records. Records are
     serialized deterministically; they equal the original's as parsed `tf.train.Example`s."""
-    import tensorflow as tf
-
-    count = 0
-    with tf.io.TFRecordWriter(path) as writer:
-        for feature in features:
-            example = tf.train.Example(features=tf.train.Features(feature={
-                name: tf.train.Feature(int64_list=tf.train.Int64List(value=values))
-                for name, values in feature_record(feature, is_training).items()}))
-            writer.write(example.SerializeToString(deterministic=True))
-            count += 1
-    return count
+    return squad.write_records((feature_record(f, is_training) for f in features), path)
