@@ -249,6 +249,32 @@ def export_serving(model, path, tokenizer=None, labels=None, pair=False, seq_len
     return spec
 
 
+def export_qa_serving(model, path, tokenizer, **options):
+    """Writes a span-QA `model`'s serving SavedModel to `path` (`NAME/1`), on any backend.
+
+    See `keras_pretrain.export.qa_serving.export_qa_serving` (`options`: `seq_length`, `doc_stride`,
+    `max_query_length`, `n_best_size`, `max_answer_length`, `version_2_with_negative`,
+    `null_score_diff_threshold`); under JAX or PyTorch the model and tokenizer are saved to a temporary folder
+    and written by a TensorFlow-backend subprocess. Returns the `metadata.json`-style description.
+    """
+    from keras_pretrain.export import qa_serving
+
+    path = os.fspath(path)
+    qa_serving.check_tokenizer(tokenizer)
+    v2 = bool(options.get("version_2_with_negative"))
+    spec = {"path": path, "signature": "serving_default", "inputs": ["question", "context"],
+            "outputs": list(qa_serving.V2_OUTPUTS if v2 else qa_serving.OUTPUTS), "question_answering": True,
+            "options": options, "requires": "tensorflow_text"}
+    if keras.config.backend() == "tensorflow":
+        qa_serving.export_qa_serving(model, path, tokenizer, **options)
+        return spec
+    with tempfile.TemporaryDirectory() as tmp:
+        model.save(os.path.join(tmp, "model.keras"))
+        save_tokenizer(tokenizer, os.path.join(tmp, "tokenizer"))
+        _run_tensorflow(["--serving", tmp, json.dumps(spec)], path)
+    return spec
+
+
 def _run_tensorflow(args, out_dir):
     env = dict(os.environ, KERAS_BACKEND="tensorflow")
     result = subprocess.run([sys.executable, "-m", "hub_modules.exporting", *args], env=env,
@@ -270,7 +296,11 @@ def _serving_main(folder, spec):
 
 
 def _export(model, tokenizer, spec, family=None):
-    if spec.get("multiple_choice"):
+    if spec.get("question_answering"):
+        from keras_pretrain.export import qa_serving
+
+        qa_serving.export_qa_serving(model, spec["path"], tokenizer, **spec["options"])
+    elif spec.get("multiple_choice"):
         serving.export_choice_serving(model, spec["path"], tokenizer=tokenizer, seq_length=spec["seq_length"],
                                       family=family)
     else:

@@ -16,12 +16,14 @@ logits on the token states), and writes to `--out`:
 - `eval_results.json`, the official evaluation of the predictions (`keras_pretrain.squad_eval`: v1.1
   `exact_match` / `f1`; v2.0 `exact`, `f1`, `HasAns_*`, `NoAns_*`, `best_*`), what `python -m recipes.evaluate
   squad` prints;
-- `qa.keras`, the fine-tuned model; `summary.json`.
+- `qa.keras`, the fine-tuned model; `summary.json`;
+- `qa/1/`, the serving SavedModel (TensorFlow Serving's layout; skipped with `--no-export`): `question` and
+  `context` strings in; `answer`, its character offsets `start` / `end` in the context, `score` and (v2.0)
+  `no_answer_score` out, the same answers as `predictions.json` (`keras_pretrain.export.qa_serving`).
 
 `--features-only` writes `train.tf_record` and `eval.tf_record` (`FeatureWriter`'s names) and stops. The
 WordPiece families (BERT, ERNIE, DistilBERT, and runs whose vocabulary is WordPiece) are supported; ALBERT's
-SentencePiece, RoBERTa's byte-level BPE and XLNet are not wired here yet (the run stops and says so). There is
-no serving SavedModel for this task yet.
+SentencePiece, RoBERTa's byte-level BPE and XLNet are not wired here yet (the run stops and says so).
 """
 
 import json
@@ -170,7 +172,7 @@ def main(parser, args, out, family, backbone, tokenizer, seq_length):
     outputs = model.predict({n: inputs[n] for n in model.input}, batch_size=args.batch_size, verbose=0)
     results = raw_results(inputs["unique_ids"], np.asarray(outputs["start_logits"]), np.asarray(outputs["end_logits"]))
     write_raw_results(os.path.join(out, "raw_results.jsonl"), results)
-    lowercase = bool(getattr(tokenizer, "lowercase", True))
+    lowercase = do_lower_case(tokenizer)
     predictions, nbest, null_odds = squad_predictions.write_predictions(
         predict, predict_features, results, args.n_best_size, args.max_answer_length, lowercase,
         version == "v2.0", args.null_score_diff_threshold)
@@ -181,9 +183,29 @@ def main(parser, args, out, family, backbone, tokenizer, seq_length):
     keras_path = os.path.join(out, "qa.keras")
     model.save(keras_path)
     print(f"saved: {keras_path}; predictions.json, nbest_predictions.json"
-          + (", null_odds.json" if null_odds else "") + f", raw_results.jsonl in {out} (no serving SavedModel yet)")
+          + (", null_odds.json" if null_odds else "") + f", raw_results.jsonl in {out}")
+    serving = None if args.no_export else export_serving(model, out, tokenizer, args, seq_length, version)
     summary = {"family": family, "task": args.task, "eval": scores, "seq_length": seq_length,
                "train_windows": len(train_features), "predict_windows": len(predict_features),
-               "learning_rate": args.learning_rate}
+               "learning_rate": args.learning_rate, "serving": serving}
     common.write_json(os.path.join(out, "summary.json"), summary)
     return summary
+
+
+def do_lower_case(tokenizer):
+    """`get_final_text`'s `do_lower_case`: the vocabulary's casing (our `BertTokenizer` lower-cases itself,
+    keras-hub's `lowercase` flag stays False)."""
+    return bool(getattr(tokenizer, "bert_lowercase", getattr(tokenizer, "lowercase", True)))
+
+
+def export_serving(model, out, tokenizer, args, seq_length, version):
+    """The serving SavedModel `qa/1` (question and context strings in, the answer out); its description."""
+    from hub_modules.exporting import export_qa_serving
+
+    spec = export_qa_serving(model, os.path.join(out, "qa", "1"), tokenizer, seq_length=seq_length,
+                             doc_stride=args.doc_stride, max_query_length=args.max_query_length,
+                             n_best_size=args.n_best_size, max_answer_length=args.max_answer_length,
+                             version_2_with_negative=version == "v2.0",
+                             null_score_diff_threshold=args.null_score_diff_threshold)
+    print(f"serving SavedModel (question, context in: {', '.join(spec['outputs'])} out): {out}/qa/1")
+    return spec

@@ -81,6 +81,20 @@ def test_a_run_writes_the_predictions_and_the_official_scores(run_folder, tmp_pa
     assert scores == squad_eval.evaluate(squad_eval.read_dataset(data), predictions,
                                          squad_eval.read_na_probs(na) if na else None)
     assert ("exact_match" in scores) == (version == "v1.1") and ("HasAns_exact" in scores) == (version == "v2.0")
+    # The serving SavedModel answers the dev questions as predictions.json (windows of 24, stride 4, in-graph).
+    import tensorflow as tf
+    import tensorflow_text  # noqa: F401
+
+    assert summary["serving"]["inputs"] == ["question", "context"]
+    serve = tf.saved_model.load(os.path.join(out, "qa", "1")).signatures["serving_default"]
+    questions = [(q["id"], q["question"], p["context"]) for a in json.load(open(data))["data"]
+                 for p in a["paragraphs"] for q in p["qas"]]
+    result = serve(question=tf.constant([q for _, q, _ in questions]), context=tf.constant([c for _, _, c in questions]))
+    assert sorted(result) == sorted(summary["serving"]["outputs"])
+    served = [a.decode() for a in result["answer"].numpy()]
+    assert served == [("" if predictions[i] == "empty" else predictions[i]) for i, _, _ in questions]
+    for (_, _, context), answer, start, end in zip(questions, served, result["start"].numpy(), result["end"].numpy()):
+        assert (context[start:end] if answer else "") == answer
 
 
 def bad(run_folder, tmp_path, capsys, *args):  # noqa: F811

@@ -115,9 +115,7 @@ class BertTokenizer(keras_hub.models.BertTokenizer):
         unbatched = inputs.shape.rank == 0
         if unbatched:
             inputs = tf.expand_dims(inputs, 0)
-        text = normalize(inputs, self.bert_lowercase)
-        special = get_special_tokens_pattern(self._special_tokens_for_splitting())
-        words = pretokenize(text, False, self.strip_accents, True, True, special)
+        words = self.basic_words(inputs, get_special_tokens_pattern(self._special_tokens_for_splitting()))
         too_long = tf.strings.length(words.flat_values, unit="UTF8_CHAR") > MAX_INPUT_CHARS_PER_WORD
         words = words.with_flat_values(
             tf.where(too_long, self.oov_token, words.flat_values)
@@ -130,6 +128,13 @@ class BertTokenizer(keras_hub.models.BertTokenizer):
         if unbatched:
             tokens = tf.squeeze(tokens, 0)
         return tokens
+
+    def basic_words(self, inputs, special_tokens_pattern=None):
+        """The words of the original `BasicTokenizer` (cleaned, lower-cased and accents stripped as the
+        vocabulary's casing says, split on whitespace, punctuation and CJK ideographs), ragged `[B, (words)]`
+        strings, in-graph; special tokens matching `special_tokens_pattern` kept whole."""
+        text = normalize(inputs, self.bert_lowercase)
+        return pretokenize(text, False, self.strip_accents, True, True, special_tokens_pattern)
 
     def get_config(self):
         config = super().get_config()
