@@ -139,6 +139,10 @@ def workdir(tmp_path_factory):
     (work / "classify.tsv").write_text("\n".join(lines) + "\n", encoding="utf-8")
     os.makedirs(work / "path" / "to")
     hf_reference("gelu", str(work / "path" / "to" / "bert-folder"))
+    # "Fine-tuned folders": a BertForSequenceClassification folder (vocab.txt beside it).
+    sst2 = randomize_torch_module(transformers.BertForSequenceClassification(hf_config("gelu_new")))
+    sst2.save_pretrained(str(work / "bert-base-uncased-sst2"))
+    shutil.copy(work / "path" / "to" / "bert-folder" / "vocab.txt", work / "bert-base-uncased-sst2" / "vocab.txt")
     write_google_bert(randomize_torch_module(transformers.BertForPreTraining(hf_config("gelu_new"))),
                       str(work / "uncased_L-12_H-768_A-12"))
     # Google's released zip holds that folder (its name at the top).
@@ -164,6 +168,20 @@ def workdir(tmp_path_factory):
     classifier = BertClassifier(backbone, num_classes=2)
     export_serving(classifier, str(work / "my_classifier" / "classifier" / "1"),
                    tokenizer=BertTokenizer(vocabulary=WORDPIECE, lowercase=True), seq_length=16)
+    # "keras-hub presets": a keras-hub BERT preset folder (backbone + tokenizer).
+    import keras_hub
+
+    preset = str(work / "path" / "to" / "keras_hub_bert_preset")
+    keras_hub.models.BertBackbone(vocabulary_size=len(WORDPIECE), num_layers=1, num_heads=2, hidden_dim=16,
+                                  intermediate_dim=32, max_sequence_length=16).save_to_preset(preset)
+    keras_hub.models.BertTokenizer(vocabulary=WORDPIECE, lowercase=True).save_to_preset(preset)
+    # "Question answering" loads squad_run/qa/1, as recipes.finetune --task squad-v1.1 --out squad_run writes it.
+    from hub_modules.exporting import export_qa_serving
+    from keras_pretrain.tasks import SpanQuestionAnswering
+
+    export_qa_serving(SpanQuestionAnswering(backbone), str(work / "squad_run" / "qa" / "1"),
+                      BertTokenizer(vocabulary=WORDPIECE, lowercase=True), seq_length=16, doc_stride=4,
+                      max_query_length=4)
     return work
 
 
