@@ -22,8 +22,10 @@ logits on the token states), and writes to `--out`:
   `no_answer_score` out, the same answers as `predictions.json` (`keras_pretrain.export.qa_serving`).
 
 `--features-only` writes `train.tf_record` and `eval.tf_record` (`FeatureWriter`'s names) and stops. The
-WordPiece families (BERT, ERNIE, DistilBERT, and runs whose vocabulary is WordPiece) are supported; ALBERT's
-SentencePiece, RoBERTa's byte-level BPE and XLNet are not wired here yet (the run stops and says so).
+WordPiece families (BERT, ERNIE, DistilBERT, and runs whose vocabulary is WordPiece) are supported, and ALBERT's
+SentencePiece models for v1.1 through albert's own `squad_utils` pipeline (`recipes.finetune_squad_albert`: its
+features, its `write_predictions_v1`; no serving SavedModel); RoBERTa's byte-level BPE and XLNet are not wired
+here yet (the run stops and says so).
 """
 
 import json
@@ -74,6 +76,13 @@ def read_examples(parser, args):
     if not predict:
         parser.error(f"--predict-file: {args.predict_file}: no question")
     return train, predict, dataset
+
+
+def is_sentencepiece(tokenizer):
+    """ALBERT's SentencePiece tokenizer (albert squad_utils' pipeline)."""
+    from keras_pretrain.models.albert import AlbertTokenizer
+
+    return isinstance(tokenizer, AlbertTokenizer)
 
 
 def special_ids(parser, args, family, tokenizer):
@@ -138,18 +147,30 @@ def main(parser, args, out, family, backbone, tokenizer, seq_length):
     from keras_pretrain.tasks.question_answering import for_backbone
     from recipes import finetune_tasks
 
-    train, predict, dataset = read_examples(parser, args)
-    special = special_ids(parser, args, family, tokenizer)
+    from recipes import finetune_squad_albert as albert
+
+    train, predict, dataset = read_examples(parser, args)  # run_squad's reader checks the files either way
+    sentencepiece = is_sentencepiece(tokenizer)
+    if sentencepiece:  # ALBERT: albert squad_utils' reader, features and predictions
+        albert.check(parser, args, tokenizer)
+        train, predict = albert.read(parser, args)
+    else:
+        special = special_ids(parser, args, family, tokenizer)
     check_lengths(parser, args, seq_length)
-    train_features = features(train, tokenizer, args, seq_length, special, True)
-    predict_features = features(predict, tokenizer, args, seq_length, special, False)
+    if sentencepiece:
+        train_features = albert.features(train, tokenizer, args, seq_length, True)
+        predict_features = albert.features(predict, tokenizer, args, seq_length, False)
+    else:
+        train_features = features(train, tokenizer, args, seq_length, special, True)
+        predict_features = features(predict, tokenizer, args, seq_length, special, False)
     version = TASKS[args.task]
     print(f"SQuAD {version}: {len(train)} training questions -> {len(train_features)} windows, {len(predict)} "
           f"questions to predict -> {len(predict_features)} windows (length {seq_length}, stride {args.doc_stride})")
     os.makedirs(out, exist_ok=True)
     if args.features_only:
-        counts = {"train": squad.write_features(train_features, os.path.join(out, "train.tf_record"), True),
-                  "eval": squad.write_features(predict_features, os.path.join(out, "eval.tf_record"), False)}
+        write = albert.write_features if sentencepiece else squad.write_features
+        counts = {"train": write(train_features, os.path.join(out, "train.tf_record"), True),
+                  "eval": write(predict_features, os.path.join(out, "eval.tf_record"), False)}
         print(f"wrote {counts['train']} train and {counts['eval']} eval records to {out}")
         summary = {"family": family, "task": args.task, "features": counts, "seq_length": seq_length}
         common.write_json(os.path.join(out, "summary.json"), summary)
@@ -172,10 +193,12 @@ def main(parser, args, out, family, backbone, tokenizer, seq_length):
     outputs = model.predict({n: inputs[n] for n in model.input}, batch_size=args.batch_size, verbose=0)
     results = raw_results(inputs["unique_ids"], np.asarray(outputs["start_logits"]), np.asarray(outputs["end_logits"]))
     write_raw_results(os.path.join(out, "raw_results.jsonl"), results)
-    lowercase = do_lower_case(tokenizer)
-    predictions, nbest, null_odds = squad_predictions.write_predictions(
-        predict, predict_features, results, args.n_best_size, args.max_answer_length, lowercase,
-        version == "v2.0", args.null_score_diff_threshold)
+    if sentencepiece:
+        predictions, nbest, null_odds = albert.predictions(predict, predict_features, results, args)
+    else:
+        predictions, nbest, null_odds = squad_predictions.write_predictions(
+            predict, predict_features, results, args.n_best_size, args.max_answer_length,
+            do_lower_case(tokenizer), version == "v2.0", args.null_score_diff_threshold)
     squad_predictions.write_prediction_files(out, predictions, nbest, null_odds or None)
     scores = squad_eval.evaluate(dataset, predictions, null_odds or None)
     common.write_json(os.path.join(out, "eval_results.json"), scores)
@@ -184,7 +207,11 @@ def main(parser, args, out, family, backbone, tokenizer, seq_length):
     model.save(keras_path)
     print(f"saved: {keras_path}; predictions.json, nbest_predictions.json"
           + (", null_odds.json" if null_odds else "") + f", raw_results.jsonl in {out}")
-    serving = None if args.no_export else export_serving(model, out, tokenizer, args, seq_length, version)
+    serving = None
+    if sentencepiece:
+        print("no serving SavedModel: the in-graph SQuAD pipeline is WordPiece's (BERT, ERNIE, DistilBERT) for now")
+    elif not args.no_export:
+        serving = export_serving(model, out, tokenizer, args, seq_length, version)
     summary = {"family": family, "task": args.task, "eval": scores, "seq_length": seq_length,
                "train_windows": len(train_features), "predict_windows": len(predict_features),
                "learning_rate": args.learning_rate, "serving": serving}

@@ -128,7 +128,7 @@ def write_spm(path):
 # === The originals, in a subprocess ===
 
 SCRIPT = r'''
-import json, os, sys, types
+import json, os, random, sys, types
 spec = json.loads(sys.argv[1])
 ''' + TF1_SUBPROCESS_STUBS + r'''tf.compat.v1.logging.set_verbosity(tf.compat.v1.logging.ERROR)
 import importlib.util
@@ -155,6 +155,10 @@ def example(e):
     return [e.qas_id, e.question_text, e.paragraph_text, e.orig_answer_text, e.start_position,
             e.end_position, e.is_impossible]
 
+def logits(unique_id, side, length):
+    rng = random.Random(unique_id * 2 + side)
+    return [round(rng.gauss(0, 1), 2) for _ in range(length)]  # 2 decimals: ties happen
+
 result = {}
 for lower in (True, False):
     tokenizer = tokenization.FullTokenizer(None, do_lower_case=lower, spm_model_file=spec["model"])
@@ -163,15 +167,25 @@ for lower in (True, False):
             key = "%s/%s/%s" % (name, training, lower)
             examples = pypi.read_squad_examples(path, training)
             result["examples/" + key] = [example(e) for e in examples]
-            features = []
+            features, objects = [], []
             writer = pypi.FeatureWriter(os.path.join(spec["out"], key.replace("/", "-") + ".tfrecord"), training)
             def output(f):
                 features.append(dump(f))
+                objects.append(f)
                 writer.process_feature(f)
             master.convert_examples_to_features(examples, tokenizer, spec["L"], spec["stride"], spec["qlen"],
                                                 training, output, lower)
             writer.close()
             result["master/" + key] = features
+            if not training:  # write_predictions_v1 on seeded logits (`logits` below, the test's twin)
+                results = [pypi.RawResult(unique_id=f.unique_id, start_log_prob=logits(f.unique_id, 0, spec["L"]),
+                                          end_log_prob=logits(f.unique_id, 1, spec["L"])) for f in objects]
+                for n_best, longest in ((20, 30), (3, 4)):
+                    stem = os.path.join(spec["out"], "%s-%s-%s-%s" % (name, lower, n_best, longest))
+                    result_dict = {}
+                    pypi.accumulate_predictions_v1(result_dict, examples, objects, results, n_best, longest)
+                    pypi.write_predictions_v1(result_dict, examples, objects, results, n_best, longest,
+                                              stem + "-predictions.json", stem + "-nbest.json")
             each = []
             for e in examples:
                 features = []
@@ -337,3 +351,36 @@ def test_albert_tokenizer_feeds_the_pieces(squad):
     features = convert_examples_to_features(examples, table.__getitem__, tokenizer.token_to_id, L, STRIDE, QLEN,
                                             True, True, tokenizer.id_to_token)
     assert [_dump(f) for f in features] == squad["originals"]["master/v2/True/True"]
+
+
+def _logits(unique_id, side, length):  # the subprocess's `logits`
+    import random
+
+    rng = random.Random(unique_id * 2 + side)
+    return [round(rng.gauss(0, 1), 2) for _ in range(length)]
+
+
+@pytest.mark.parametrize("name", ["v1", "v2"])
+@pytest.mark.parametrize("lower", [True, False])
+@pytest.mark.parametrize("n_best, longest", [(20, 30), (3, 4)])
+def test_predictions_equal_write_predictions_v1(squad, name, lower, n_best, longest, tmp_path):
+    """albert's `accumulate_predictions_v1` + `write_predictions_v1` files, byte for byte, on seeded logits."""
+    import types
+
+    from keras_pretrain.squad_predictions import write_prediction_files
+    from keras_pretrain.squad_predictions_sentencepiece import write_predictions
+
+    encode_pieces, piece_to_id, id_to_piece = _functions(squad)
+    examples = read_squad_examples(squad["files"][name], is_training=False)
+    features = convert_examples_to_features(examples, encode_pieces, piece_to_id, L, STRIDE, QLEN, False, lower,
+                                            id_to_piece)
+    results = [types.SimpleNamespace(unique_id=f.unique_id, start_logits=_logits(f.unique_id, 0, L),
+                                     end_logits=_logits(f.unique_id, 1, L)) for f in features]
+    predictions, nbest = write_predictions(examples, features, results, n_best, longest)
+    write_prediction_files(str(tmp_path), predictions, nbest)
+    stem = os.path.join(squad["out"], f"{name}-{lower}-{n_best}-{longest}")
+    for ours, theirs in (("predictions.json", "-predictions.json"), ("nbest_predictions.json", "-nbest.json")):
+        with open(tmp_path / ours, "rb") as a, open(stem + theirs, "rb") as b:
+            assert a.read() == b.read(), ours
+    assert any(p for p in predictions.values())
+    assert n_best < 20 or len({len(v) for v in nbest.values()}) > 1  # distinct texts dropped, some lists short

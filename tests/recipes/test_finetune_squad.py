@@ -124,3 +124,48 @@ def test_bad_inputs_exit_2(run_folder, tmp_path, capsys):  # noqa: F811
     assert "--predict-file" in err
     err = bad(run_folder, tmp_path, capsys, "--task", "classify", *files)
     assert "SQuAD's" in err
+
+
+@pytest.fixture(scope="module")
+def albert_release(tmp_path_factory):
+    """A tiny published-style ALBERT v2 tarball (SentencePiece model with [CLS] / [SEP])."""
+    from tests.models.albert.fixtures import build_albert_archive
+
+    tarball, _ = build_albert_archive(str(tmp_path_factory.mktemp("albert_sp")))
+    return tarball
+
+
+def test_albert_runs_albert_squad_utils_pipeline(albert_release, tmp_path, capsys):
+    """ALBERT's SentencePiece release: albert's features (--features-only records) and its
+    write_predictions_v1 answers on the run's own logits; v2.0 stops with a message."""
+    import types
+
+    from keras_pretrain.data import squad_sentencepiece
+    from keras_pretrain.squad_predictions_sentencepiece import write_predictions
+    from recipes import finetune_squad_albert
+
+    data = write_squad(tmp_path / "squad.json")
+    summary, out = run(albert_release, tmp_path, "--task", "squad-v1.1", "--train-file", data, "--predict-file", data)
+    assert summary["family"] == "albert" and summary["serving"] is None
+    _, _, tokenizer = finetune.load_pretrained(finetune.build_parser(), albert_release, None)
+    options = types.SimpleNamespace(doc_stride=4, max_query_length=8, n_best_size=20, max_answer_length=30)
+    examples = squad_sentencepiece.read_squad_examples(data, is_training=False)
+    features = finetune_squad_albert.features(examples, tokenizer, options, 24, False)
+    assert len(features) == summary["predict_windows"] > len(examples)
+    rows = [json.loads(line) for line in open(os.path.join(out, "raw_results.jsonl"), encoding="utf-8")]
+    assert [r["unique_id"] for r in rows] == [f.unique_id for f in features]
+    results = [types.SimpleNamespace(**r) for r in rows]
+    predictions, nbest = write_predictions(examples, features, results, 20, 30)
+    assert json.load(open(os.path.join(out, "predictions.json"), encoding="utf-8")) == predictions
+    assert json.load(open(os.path.join(out, "nbest_predictions.json"), encoding="utf-8")) == nbest
+    assert "exact_match" in json.load(open(os.path.join(out, "eval_results.json")))
+
+    _, features_out = run(albert_release, tmp_path / "f", "--task", "squad-v1.1", "--train-file", data,
+                          "--predict-file", data, "--features-only")
+    expected = str(tmp_path / "expected.tf_record")
+    squad_sentencepiece.write_features(features, expected, False)
+    with open(expected, "rb") as a, open(os.path.join(features_out, "eval.tf_record"), "rb") as b:
+        assert a.read() == b.read()
+
+    err = bad(albert_release, tmp_path / "b", capsys, "--task", "squad-v2.0", "--train-file", data, "--predict-file", data)
+    assert "create_v2_model" in err
