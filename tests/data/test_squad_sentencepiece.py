@@ -155,6 +155,7 @@ def example(e):
     return [e.qas_id, e.question_text, e.paragraph_text, e.orig_answer_text, e.start_position,
             e.end_position, e.is_impossible]
 
+BEAM
 def logits(unique_id, side, length):
     rng = random.Random(unique_id * 2 + side)
     return [round(rng.gauss(0, 1), 2) for _ in range(length)]  # 2 decimals: ties happen
@@ -186,6 +187,14 @@ for lower in (True, False):
                     pypi.accumulate_predictions_v1(result_dict, examples, objects, results, n_best, longest)
                     pypi.write_predictions_v1(result_dict, examples, objects, results, n_best, longest,
                                               stem + "-predictions.json", stem + "-nbest.json")
+                    # the v2 model's post-processing on a seeded beam (`beam`, test_squad_xlnet's)
+                    beams = [pypi.RawResultV2(f.unique_id, *beam(f.unique_id, spec["L"], 5, 5)) for f in objects]
+                    result_dict, cls_dict = {}, {}
+                    pypi.accumulate_predictions_v2(result_dict, cls_dict, examples, objects, beams, n_best, longest,
+                                                   5, 5)
+                    pypi.write_predictions_v2(result_dict, cls_dict, examples, objects, beams, n_best, longest,
+                                              stem + "-v2-predictions.json", stem + "-v2-nbest.json",
+                                              stem + "-v2-null_odds.json", 0.0)
             each = []
             for e in examples:
                 features = []
@@ -201,6 +210,20 @@ with open(os.path.join(spec["out"], "result.json"), "w") as f:
 '''
 
 
+def _beam(unique_id, length, start_n_top, end_n_top):
+    from tests.data.test_squad_xlnet import beam
+
+    return beam(unique_id, length, start_n_top, end_n_top)
+
+
+def _beam_source():
+    import inspect
+
+    from tests.data.test_squad_xlnet import beam
+
+    return inspect.getsource(beam)
+
+
 @pytest.fixture(scope="module")
 def squad(tmp_path_factory):
     pytest.importorskip("albert.tokenization")  # squad_utils imports tf.contrib: only in the subprocess
@@ -211,7 +234,8 @@ def squad(tmp_path_factory):
     out = root / "originals"
     out.mkdir()
     spec = dict(files=files, model=model, out=str(out), L=L, stride=STRIDE, qlen=QLEN)
-    result = subprocess.run([sys.executable, "-c", SCRIPT, json.dumps(spec)], capture_output=True, text=True,
+    script = SCRIPT.replace("BEAM", _beam_source())
+    result = subprocess.run([sys.executable, "-c", script, json.dumps(spec)], capture_output=True, text=True,
                             env={**os.environ, "CUDA_VISIBLE_DEVICES": "", "TF_CPP_MIN_LOG_LEVEL": "2"},
                             timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
@@ -384,3 +408,32 @@ def test_predictions_equal_write_predictions_v1(squad, name, lower, n_best, long
             assert a.read() == b.read(), ours
     assert any(p for p in predictions.values())
     assert n_best < 20 or len({len(v) for v in nbest.values()}) > 1  # distinct texts dropped, some lists short
+
+
+@pytest.mark.parametrize("name", ["v1", "v2"])
+@pytest.mark.parametrize("lower", [True, False])
+@pytest.mark.parametrize("n_best, longest", [(20, 30), (3, 4)])
+def test_beam_predictions_equal_write_predictions_v2(squad, name, lower, n_best, longest, tmp_path):
+    """albert's `accumulate_predictions_v2` + `write_predictions_v2` (threshold 0) files, byte for byte, on a
+    seeded beam of the answer-class head."""
+    import types
+
+    from keras_pretrain.squad_predictions import write_prediction_files
+    from keras_pretrain.squad_predictions_beam import write_predictions
+
+    encode_pieces, piece_to_id, id_to_piece = _functions(squad)
+    examples = read_squad_examples(squad["files"][name], is_training=False)
+    features = convert_examples_to_features(examples, encode_pieces, piece_to_id, L, STRIDE, QLEN, False, lower,
+                                            id_to_piece)
+    names = ("start_top_log_probs", "start_top_index", "end_top_log_probs", "end_top_index", "cls_logits")
+    results = [types.SimpleNamespace(unique_id=f.unique_id, **dict(zip(names, _beam(f.unique_id, L, 5, 5))))
+               for f in features]
+    predictions, nbest, null_odds = write_predictions(examples, features, results, n_best, longest, 5, 5,
+                                                      "albert", 0.0)
+    write_prediction_files(str(tmp_path), predictions, nbest, null_odds)
+    stem = os.path.join(squad["out"], f"{name}-{lower}-{n_best}-{longest}-v2")
+    for ours, theirs in (("predictions.json", "-predictions.json"), ("nbest_predictions.json", "-nbest.json"),
+                         ("null_odds.json", "-null_odds.json")):
+        with open(tmp_path / ours, "rb") as a, open(stem + theirs, "rb") as b:
+            assert a.read() == b.read(), ours
+    assert any(predictions.values()) and "" in predictions.values()

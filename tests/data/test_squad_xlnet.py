@@ -25,14 +25,18 @@ KEYS = [f"{name}/{training}/{uncased}" for name, training in (("v1", False), ("v
         for uncased in (True, False)]
 
 SCRIPT = r'''
-import json, os, sys, types
+import json, os, random, sys, types
 spec = json.loads(sys.argv[1])
 ''' + TF1_SUBPROCESS_STUBS + r'''tf.compat.v1.logging.set_verbosity(tf.compat.v1.logging.ERROR)
 from absl import flags
 import sentencepiece as spm
 from xlnet import run_squad
-flags.DEFINE_bool("uncased", False, "")  # the PyPI copy reads FLAGS.uncased without defining it
+flags.DEFINE_bool("uncased", False, "")  # the PyPI copy reads FLAGS without defining them
+flags.DEFINE_integer("start_n_top", 5, "")
+flags.DEFINE_integer("end_n_top", 5, "")
 flags.FLAGS(["run_squad"])
+BEAM
+
 sp = spm.SentencePieceProcessor()
 sp.Load(spec["model"])
 
@@ -50,17 +54,40 @@ for key in spec["keys"]:
     training, uncased = training == "True", uncased == "True"
     flags.FLAGS.uncased = uncased
     examples = run_squad.read_squad_examples(spec["files"][name], training)
-    features = []
+    features, objects = [], []
     writer = run_squad.FeatureWriter(os.path.join(spec["out"], key.replace("/", "-") + ".tfrecord"), training)
     def output(f):
         features.append(dump(f))
+        objects.append(f)
         writer.process_feature(f)
     run_squad.convert_examples_to_features(examples, sp, spec["L"], spec["stride"], spec["qlen"], training, output)
     writer.close()
     result[key] = features
+    if not training:  # write_predictions on a seeded beam (`beam`, the test's twin)
+        results = [run_squad.RawResult(f.unique_id, *beam(f.unique_id, spec["L"], 5, 5)) for f in objects]
+        for n_best, longest in ((20, 30), (3, 4)):
+            stem = os.path.join(spec["out"], "%s-%s-%s" % (key.replace("/", "-"), n_best, longest))
+            orig_data = json.load(open(spec["files"][name], encoding="utf-8"))["data"]
+            run_squad.write_predictions(examples, objects, results, n_best, longest, stem + "-predictions.json",
+                                        stem + "-nbest.json", stem + "-null_odds.json", orig_data)
 with open(os.path.join(spec["out"], "result.json"), "w") as f:
     json.dump(result, f)
 '''
+
+
+def beam(unique_id, length, start_n_top, end_n_top):
+    """A seeded stand-in of the beam head's outputs for one window: (start_top_log_probs, start_top_index,
+    end_top_log_probs, end_top_index, cls_logits); ends near their start, log-probs with 1 decimal (ties)."""
+    import random
+
+    rng = random.Random(unique_id)
+    starts = rng.sample(range(length), start_n_top)
+    ends = [s + d for s in starts for d in rng.sample(range(-2, 9), end_n_top)]
+    return ([round(rng.gauss(-2, 1), 1) for _ in starts], starts, [round(rng.gauss(-2, 1), 1) for _ in ends],
+            ends, round(rng.gauss(0, 2), 3))
+
+
+SCRIPT = SCRIPT.replace("BEAM", __import__("inspect").getsource(beam))
 
 
 @pytest.fixture(scope="module")
@@ -133,3 +160,33 @@ def test_preprocess_text_and_the_digit_comma_split(originals):
     encode_pieces, _ = squad_xlnet.sentencepiece_functions(spm.SentencePieceProcessor(model_file=originals["model"]))
     pieces = encode_pieces(squad_xlnet.preprocess_text("sold 1,000 croissants, 9, 10,"))
     assert "," in pieces and not any(p[-1] == "," and len(p) > 1 and p[-2].isdigit() for p in pieces)
+
+
+@pytest.mark.parametrize("key", [k for k in KEYS if "/False/" in k])
+@pytest.mark.parametrize("n_best, longest", [(20, 30), (3, 4)])
+def test_predictions_equal_xlnet_write_predictions(originals, key, n_best, longest, tmp_path):
+    """run_squad.write_predictions' three files, byte for byte, on a seeded beam."""
+    import types
+
+    import sentencepiece as spm
+
+    from keras_pretrain.squad_predictions import write_prediction_files
+    from keras_pretrain.squad_predictions_beam import write_predictions
+
+    name, _, uncased = key.split("/")
+    encode_pieces, piece_to_id = squad_xlnet.sentencepiece_functions(spm.SentencePieceProcessor(
+        model_file=originals["model"]))
+    examples = read_squad_examples(originals["files"][name], is_training=False)
+    features = squad_xlnet.convert_examples_to_features(examples, encode_pieces, piece_to_id, L, STRIDE, QLEN,
+                                                        False, uncased == "True")
+    names = ("start_top_log_probs", "start_top_index", "end_top_log_probs", "end_top_index", "cls_logits")
+    results = [types.SimpleNamespace(unique_id=f.unique_id, **dict(zip(names, beam(f.unique_id, L, 5, 5))))
+               for f in features]
+    predictions, nbest, null_odds = write_predictions(examples, features, results, n_best, longest, 5, 5, "xlnet")
+    write_prediction_files(str(tmp_path), predictions, nbest, null_odds)
+    stem = os.path.join(originals["out"], f"{key.replace('/', '-')}-{n_best}-{longest}")
+    for ours, theirs in (("predictions.json", "-predictions.json"), ("nbest_predictions.json", "-nbest.json"),
+                         ("null_odds.json", "-null_odds.json")):
+        with open(tmp_path / ours, "rb") as a, open(stem + theirs, "rb") as b:
+            assert a.read() == b.read(), ours
+    assert any(predictions.values()) and "" in predictions.values()  # spans found, and a question without one
