@@ -175,6 +175,15 @@ def workdir(tmp_path_factory):
     keras_hub.models.BertBackbone(vocabulary_size=len(WORDPIECE), num_layers=1, num_heads=2, hidden_dim=16,
                                   intermediate_dim=32, max_sequence_length=16).save_to_preset(preset)
     keras_hub.models.BertTokenizer(vocabulary=WORDPIECE, lowercase=True).save_to_preset(preset)
+    # "Exporting": `recipes.export --from runs/bert-... / runs/elmo-... / my_classifier/classifier.keras`.
+    from keras_pretrain import convert
+
+    classifier.save(str(work / "my_classifier" / "classifier.keras"))
+    hub_modules.export(backbone, str(work / "runs" / "bert-20261201-1200"),
+                       tokenizer=BertTokenizer(vocabulary=WORDPIECE, lowercase=True), savedmodels=False)
+    (work / "runs" / "bert-20261201-1200" / "vocab.txt").write_text("\n".join(WORDPIECE) + "\n", encoding="utf-8")
+    elmo, _ = convert.load(str(work / "elmo_2x4096_512_2048cnn_2xhighway_options.json"))
+    hub_modules.export(elmo, str(work / "runs" / "elmo-20261201-1200"), savedmodels=False)
     # "Question answering" loads squad_run/qa/1, as recipes.finetune --task squad-v1.1 --out squad_run writes it.
     from hub_modules.exporting import export_qa_serving
     from keras_pretrain.tasks import SpanQuestionAnswering
