@@ -232,7 +232,7 @@ def read_squad(path, version=None, is_training=False):
 
 # === Features ===
 
-def word_tokenizer(tokenize_batch, examples):
+def word_tokenizer(tokenize_batch, examples, prefix_space=False):
     """A `tokenize` for `convert_examples_to_features` that tokenizes every text of the examples (the
     questions, every doc word, the answers) in one batched call of `tokenize_batch`.
 
@@ -241,21 +241,33 @@ def word_tokenizer(tokenize_batch, examples):
             `keras_pretrain.models.bert.BertTokenizer(...)`: run_squad tokenizes each doc word alone with
             its `FullTokenizer`, which the in-graph WordPiece tokenizer does word for word.
         examples: the `SquadExample`s.
+        prefix_space: bool, byte-level BPE (RoBERTa): tokenize each doc word and the answer text after a
+            space, as the words read inside a text (`Ġword`; transformers' SQuAD processor's
+            `add_prefix_space=True`); the question as it is.
 
     Returns:
-        callable `text -> list of int`, for those texts only.
+        callable `text -> list of int`, for those texts only (with `prefix_space`, its `.question` attribute
+        tokenizes the questions).
     """
-    texts = set()
+    questions, words = set(), set()
     for e in examples:
-        texts.add(e.question_text)
-        texts.update(e.doc_tokens)
+        questions.add(e.question_text)
+        words.update(e.doc_tokens)
         if e.orig_answer_text is not None:
-            texts.add(e.orig_answer_text)
-    texts = sorted(texts)
+            words.add(e.orig_answer_text)
+    space = " " if prefix_space else ""
+    texts = sorted(questions | {space + w for w in words})
     ids = tokenize_batch(texts) if texts else []
     ids = ids.to_list() if hasattr(ids, "to_list") else ids
     table = {text: [int(i) for i in row] for text, row in zip(texts, ids)}
-    return table.__getitem__
+    if not prefix_space:
+        return table.__getitem__
+
+    def tokenize(text):  # a doc word or an answer, after a space
+        return table[space + text]
+
+    tokenize.question = table.__getitem__  # `convert_example` reads the question through it
+    return tokenize
 
 
 def _improve_answer_span(doc_pieces, start, end, answer_pieces):
@@ -318,12 +330,12 @@ def _answer_pieces(example, tokenize, pieces, word_to_piece):
     return _improve_answer_span(pieces, start, end, list(tokenize(example.orig_answer_text)))
 
 
-def _window_positions(example, answer, span, query_length):
-    """Answer positions in one window's sequence: 0, 0 outside it or for an impossible question."""
+def _window_positions(example, answer, span, offset):
+    """Answer positions in one window's sequence (its doc starting at `offset`): 0, 0 outside it or for an
+    impossible question."""
     (answer_start, answer_end), (start, length) = answer, span
     if example.is_impossible or not (answer_start >= start and answer_end <= start + length - 1):
         return 0, 0
-    offset = query_length + 2
     return answer_start - start + offset, answer_end - start + offset
 
 
@@ -332,6 +344,8 @@ def _check_special(special):
     if "cls" not in special or "sep" not in special:
         raise ValueError(f"special={special!r}: the `cls` and `sep` tokens are needed.")
     special.setdefault("pad", 0)
+    special.setdefault("separators", 1)  # between the question and the doc: RoBERTa's `</s></s>` is 2
+    special.setdefault("doc_segment", 1)  # the doc's segment id: RoBERTa has one type, 0
     return special
 
 
@@ -342,28 +356,30 @@ def convert_example(example, example_index, tokenize, max_seq_length=384, doc_st
     first has unique id `first_unique_id`."""
     special = _check_special(special)
     to_ids = to_ids or (lambda tokens: [int(t) for t in tokens])
-    query = list(tokenize(example.question_text))[:max_query_length]
+    query = list(getattr(tokenize, "question", tokenize)(example.question_text))[:max_query_length]
     pieces, piece_to_word, word_to_piece = _doc_pieces(example, tokenize)
     answer = _answer_pieces(example, tokenize, pieces, word_to_piece) if is_training else None
-    max_tokens_for_doc = max_seq_length - len(query) - 3
+    separators = special["separators"]
+    max_tokens_for_doc = max_seq_length - len(query) - 2 - separators
     if max_tokens_for_doc <= 0:
         raise ValueError(f"max_seq_length={max_seq_length} leaves no room for the doc after a "
-                         f"{len(query)}-token question and 3 special tokens.")
+                         f"{len(query)}-token question and {2 + separators} special tokens.")
     spans = _doc_spans(len(pieces), max_tokens_for_doc, doc_stride)
     features = []
     for span_index, (start, length) in enumerate(spans):
-        tokens = [special["cls"]] + query + [special["sep"]]
+        tokens = [special["cls"]] + query + [special["sep"]] * separators
+        offset = len(tokens)
         to_word, max_context = {}, {}
         for position in range(start, start + length):
             to_word[len(tokens)] = piece_to_word[position]
             max_context[len(tokens)] = _is_max_context(spans, span_index, position)
             tokens.append(pieces[position])
         tokens.append(special["sep"])
-        segment_ids = [0] * (len(query) + 2) + [1] * (length + 1)
+        segment_ids = [0] * offset + [special["doc_segment"]] * (length + 1)
         padding = max_seq_length - len(tokens)
         positions = (None, None)
         if is_training:
-            positions = _window_positions(example, answer, (start, length), len(query))
+            positions = _window_positions(example, answer, (start, length), offset)
         features.append(SquadFeature(
             unique_id=first_unique_id + span_index, example_index=example_index, doc_span_index=span_index,
             tokens=tuple(tokens), token_to_orig_map=to_word, token_is_max_context=max_context,
@@ -388,7 +404,8 @@ def convert_examples_to_features(examples, tokenize, max_seq_length=384, doc_str
         is_training: bool, compute the answer positions (the examples must be read with
             `is_training=True`).
         special: dict with `cls` and `sep` (of the kind `tokenize` gives) and `pad` (an id, default 0: the
-            script pads with 0).
+            script pads with 0); for other layouts `separators` (between the question and the doc: 1,
+            RoBERTa's `<s> Q </s></s> D </s>` 2) and `doc_segment` (the doc's segment id: 1, RoBERTa 0).
         to_ids: callable `list of sub-tokens -> list of ids` (None: the sub-tokens are ids).
 
     Returns:
