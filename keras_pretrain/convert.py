@@ -21,10 +21,10 @@ A Hugging Face folder's `config.json` `architectures` chooses what `load` return
 (`BertModel`), the pretrainer (`BertForPreTraining`, `*ForMaskedLM`, `*LMHeadModel`) or the fine-tuned task
 with its head (`*ForSequenceClassification`, with `problem_type` regression / multi-label;
 `*ForMultipleChoice` as `keras_pretrain.tasks.MultipleChoice`; `*ForQuestionAnswering` of BERT, ALBERT,
-RoBERTa, DistilBERT and ERNIE as `keras_pretrain.tasks.SpanQuestionAnswering`); `task=False` loads the
-backbone alone and says which head it skipped. An architecture with no task here yet
-(`*ForTokenClassification`, XLNet's `XLNetForQuestionAnswering` / `XLNetForQuestionAnsweringSimple`) is a
-clear error.
+RoBERTa, DistilBERT and ERNIE and `XLNetForQuestionAnsweringSimple` as
+`keras_pretrain.tasks.SpanQuestionAnswering`; `XLNetForQuestionAnswering`, the beam and answer class, as
+`keras_pretrain.tasks.BeamQuestionAnswering`); `task=False` loads the backbone alone and says which head it
+skipped. An architecture with no task here yet (`*ForTokenClassification`) is a clear error.
 
 The other way, `to_huggingface(model, folder, tokenizer=...)` writes `config.json`, `model.safetensors` and
 the tokenizer files that `transformers.AutoModel*.from_pretrained(folder)` and `AutoTokenizer` read: the
@@ -85,7 +85,8 @@ def load(path, pretrainer=False, task=True, **options):
             `keras_pretrain.checkpoints.formats` for what identifies each format).
         pretrainer: also load the pretraining heads (the family's pretrainer task) where the release has them.
         task: a Hugging Face folder: the model its `architectures` names (a fine-tuned head, a pretrainer);
-            False: the backbone, printing the head it skips. Other formats: unused.
+            False: the backbone, printing the head it skips. An XLNet TF1 checkpoint of run_squad.py: its
+            `BeamQuestionAnswering`. Other formats: unused.
         **options: passed to the format's converter (`lowercase=`, XLNet's `mem_len=`, ...).
 
     Raises:
@@ -96,8 +97,8 @@ def load(path, pretrainer=False, task=True, **options):
 
     source = detect(path)
     print(f"loading {source.describe()}", flush=True)
-    if source.format == "huggingface":
-        options["task"] = task
+    if source.format == "huggingface" or (source.format, source.family) == ("tf1", "xlnet"):
+        options["task"] = task  # XLNet's TF1 checkpoints of run_squad.py hold their head
     return families.get(source.family).converter(source.format)(source.location, pretrainer=pretrainer, **options)
 
 

@@ -191,6 +191,8 @@ ARCHITECTURE_KINDS = {
     "ForTokenClassification": "token_classification",
     "ForQuestionAnswering": "question_answering",
     "ForQuestionAnsweringSimple": "question_answering",
+    # XLNet's full head (beam, answer class); its `*Simple` is the span head of the others.
+    "XLNetForQuestionAnswering": "beam_question_answering",
     "ForNextSentencePrediction": "next_sentence",
     "ForCausalLM": "causal_lm",
 }
@@ -323,18 +325,63 @@ def is_question_answering(model):
     return isinstance(model, SpanQuestionAnswering)
 
 
-def question_answering(names=("qa_outputs.*",), place=load_hf_qa_head, dropout_key=None, backbone_options=None):
+def question_answering(names=("qa_outputs.*",), place=load_hf_qa_head, dropout_key=None, backbone_options=None,
+                       suffix="ForQuestionAnswering"):
     """The `HFHead` of a family's `*ForQuestionAnswering` (any `SpanQuestionAnswering` of the family exports as
     it): `qa_outputs` on the token states. `dropout_key`: the config key of the head's dropout (DistilBERT's
-    `qa_dropout`, written back on export), None where the head has none."""
+    `qa_dropout`, written back on export), None where the head has none. `suffix`: XLNet's span head is
+    `XLNetForQuestionAnsweringSimple`."""
 
     def to_config(task):
         return {dropout_key: task.dropout} if dropout_key else {}
 
     return HFHead("question_answering", QUESTION_ANSWERING, place, names=names,
                   build=build_question_answering(dropout_key), to_config=to_config,
-                  suffix="ForQuestionAnswering", matches=is_question_answering,
+                  suffix=suffix, matches=is_question_answering,
                   backbone_options=dict(backbone_options or {}))
+
+
+BEAM_QUESTION_ANSWERING = "keras_pretrain.tasks.beam_question_answering:BeamQuestionAnswering"
+
+
+def load_beam_qa_head(task, loader, layout=None):
+    """The answer-class head (`BeamQuestionAnswering`) under transformers' names (`start_logits.dense`,
+    `end_logits.dense_0` / `LayerNorm` / `dense_1`, `answer_class.dense_0` / `dense_1` without bias) or, with
+    `layout=TF1`, the authors' (`start_logits/dense/kernel`, ..., `end_logits/LayerNorm/gamma`)."""
+    from keras_pretrain.checkpoints.names import HF
+    from keras_pretrain.models.block_weights import load_dense
+    from keras_pretrain.models.block_weights import load_layer_norm
+
+    layout = layout or HF
+    load_dense(loader, task.start_dense, *layout.dense("", "start_logits/dense"), layout.linear)
+    load_dense(loader, task.end_dense_0, *layout.dense("", "end_logits/dense_0"), layout.linear)
+    load_layer_norm(loader, task.end_layer_norm, *layout.norm(loader, "", "end_logits/LayerNorm"))
+    load_dense(loader, task.end_dense_1, *layout.dense("", "end_logits/dense_1"), layout.linear)
+    load_dense(loader, task.answer_dense_0, *layout.dense("", "answer_class/dense_0"), layout.linear)
+    loader.assign(task.answer_dense_1.kernel, layout.dense("", "answer_class/dense_1")[0], layout.linear)
+
+
+def is_beam_question_answering(model):
+    from keras_pretrain.tasks.beam_question_answering import BeamQuestionAnswering
+
+    return isinstance(model, BeamQuestionAnswering)
+
+
+def beam_question_answering(suffix="ForQuestionAnswering", dropout_key="dropout"):
+    """The `HFHead` of XLNet's `XLNetForQuestionAnswering` (`BeamQuestionAnswering`: `start_n_top`,
+    `end_n_top` from the config; the answer class's dropout from `dropout_key`)."""
+
+    def build(backbone, config, source):
+        return resolve(BEAM_QUESTION_ANSWERING)(
+            backbone, start_n_top=int(config.get("start_n_top", 5)), end_n_top=int(config.get("end_n_top", 5)),
+            dropout=float(config.get(dropout_key, 0.1)))
+
+    def to_config(task):
+        return {"start_n_top": task.start_n_top, "end_n_top": task.end_n_top}
+
+    return HFHead("beam_question_answering", BEAM_QUESTION_ANSWERING, load_beam_qa_head,
+                  names=("start_logits.*", "end_logits.*", "answer_class.*"), build=build, to_config=to_config,
+                  suffix=suffix, matches=is_beam_question_answering)
 
 
 def bert_style_hf_config(backbone, activation):

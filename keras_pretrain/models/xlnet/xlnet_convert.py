@@ -174,7 +174,9 @@ HF_SPEC = conversion.HFSpec(
                              matches=conversion.is_sequence_classifier),
            conversion.multiple_choice(load_hf_classifier_head, ("sequence_summary.*", "logits_proj.*"),
                                       dropout_key="summary_last_dropout", check=check_summary,
-                                      to_config=summary_config)),
+                                      to_config=summary_config),
+           conversion.question_answering(suffix="ForQuestionAnsweringSimple"),
+           conversion.beam_question_answering()),
     write_tokenizer=sentencepiece_files("XLNetTokenizer", keep_accents=False),
 )
 
@@ -233,6 +235,9 @@ TF1_FINETUNED_HEADS = (
     "end_logits/*",
     "answer_class/*",
 )
+# run_squad.py's head (`function_builder.get_qa_outputs`): loaded as `BeamQuestionAnswering` when present.
+TF1_SQUAD_PROBE = "answer_class/dense_0/kernel"
+TF1_SQUAD_HEADS = ("start_logits/*", "end_logits/*", "answer_class/*")
 # Only an explicit "cased" / "uncased" in a release name tells XLNet's casing
 # (Google's BERT convention "chinese_* = uncased" does not carry over).
 _CASING_WORD = re.compile(r"(^|[^a-z])(un)?cased([^a-z]|$)", re.I)
@@ -354,8 +359,12 @@ def tf1_lowercase(spiece, lowercase, names):
 
 
 def convert_tf1(path, pretrainer=False, lowercase=None, extract_to=None, max_extract_bytes=None,
-                mem_len=None, reuse_len=None, bi_data=False, clamp_len=-1, same_length=False, attn_type="bi"):
-    """An original XLNet release -> `(XLNetBackbone or XLNetPretrainer, XLNetTokenizer)`.
+                mem_len=None, reuse_len=None, bi_data=False, clamp_len=-1, same_length=False, attn_type="bi",
+                task=True, start_n_top=5, end_n_top=5):
+    """An original XLNet release -> `(XLNetBackbone or XLNetPretrainer, XLNetTokenizer)`; a run_squad.py
+    fine-tuned checkpoint (`start_logits/*`, `end_logits/*`, `answer_class/*`) -> `BeamQuestionAnswering`
+    with its head (`task=False`: the backbone; `start_n_top` / `end_n_top`, the beam, are flags of the script,
+    not stored: the script's defaults 5 and 5).
 
     Args:
         path: the folder (`xlnet_model.ckpt.*`, `xlnet_config.json`,
@@ -396,11 +405,12 @@ def convert_tf1(path, pretrainer=False, lowercase=None, extract_to=None, max_ext
     path = os.fspath(path)
     run_config = dict(mem_len=mem_len, reuse_len=reuse_len, bi_data=bi_data, clamp_len=clamp_len,
                       same_length=same_length, attn_type=attn_type)
+    squad = dict(start_n_top=start_n_top, end_n_top=end_n_top) if task and not pretrainer else None
     with tf1_checkpoint(path, extract_to, max_extract_bytes) as (root, prefix):
-        return _convert_tf1(root, prefix, pretrainer, lowercase, path, run_config)
+        return _convert_tf1(root, prefix, pretrainer, lowercase, path, run_config, squad)
 
 
-def _convert_tf1(root, prefix, pretrainer, lowercase, path, run_config):
+def _convert_tf1(root, prefix, pretrainer, lowercase, path, run_config, squad=None):
     from keras_pretrain.checkpoints.huggingface import read_json
     from keras_pretrain.checkpoints.tf1 import OPTIMIZER_PATTERNS
     from keras_pretrain.checkpoints.tf1 import tf1_loader
@@ -423,10 +433,12 @@ def _convert_tf1(root, prefix, pretrainer, lowercase, path, run_config):
             f"{prefix}: not an original XLNet checkpoint (no variable under {TF1_PREFIX!r}; found "
             f"e.g. {sorted(loader.names)[:3]})."
         )
+    squad = squad if TF1_SQUAD_PROBE in loader else None
     finetuned = sorted(
         n for n in loader.names
         if any(fnmatch.fnmatchcase(n, p) for p in TF1_FINETUNED_HEADS)
         and not any(fnmatch.fnmatchcase(n, p) for p in optimizer)
+        and not (squad is not None and any(fnmatch.fnmatchcase(n, p) for p in TF1_SQUAD_HEADS))
     )
     if finetuned:
         print(f"{prefix}: ignoring the fine-tuned heads {finetuned} (not part of "
@@ -438,6 +450,14 @@ def _convert_tf1(root, prefix, pretrainer, lowercase, path, run_config):
         XLNetBackbone, XLNetPretrainer, kwargs, loader, pretrainer,
         functools.partial(load_tf1_backbone, mask_emb_optional=not pretrainer), load_tf1_heads,
     )
+    if squad is not None:
+        from keras_pretrain.checkpoints.names import TF1
+        from keras_pretrain.tasks.beam_question_answering import BeamQuestionAnswering
+
+        print(f"{prefix}: run_squad.py's head (start_logits, end_logits, answer_class): BeamQuestionAnswering "
+              f"(start_n_top={squad['start_n_top']}, end_n_top={squad['end_n_top']}; task=False: the backbone).")
+        model = BeamQuestionAnswering(model, dropout=kwargs.get("dropout", 0.1), **squad)
+        conversion.load_beam_qa_head(model, loader, TF1)
     loader.finish()
     spiece = find_file(folder, TF1_VOCABULARY) or find_file(root, TF1_VOCABULARY)
     tokenizer = None

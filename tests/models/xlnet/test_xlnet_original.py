@@ -265,3 +265,76 @@ def test_casing_from_release_name():
     assert tf1_lowercase("spiece.model", None, ("/x/xlnet_uncased_L-2_H-16_A-2.zip",)) is True
     assert tf1_lowercase("spiece.model", None, ("/x/chinese_xlnet_base_L-12_H-768_A-12", "/x/my_run")) is False
     assert tf1_lowercase("spiece.model", True, ("/x/xlnet_cased_L-12_H-768_A-12",)) is True
+
+
+# run_squad.py's head under the authors' names (function_builder.get_qa_outputs: tf.layers.dense "dense",
+# "dense_0" / "dense_1", contrib layer_norm "LayerNorm"), kernels [in, out].
+def squad_head_arrays(d, seed=3):
+    rng = np.random.default_rng(seed)
+
+    def normal(*shape):
+        return (0.3 * rng.standard_normal(shape)).astype("float32")
+
+    return {
+        "start_logits/dense/kernel": normal(d, 1), "start_logits/dense/bias": normal(1),
+        "end_logits/dense_0/kernel": normal(2 * d, d), "end_logits/dense_0/bias": normal(d),
+        "end_logits/LayerNorm/gamma": 1 + normal(d), "end_logits/LayerNorm/beta": normal(d),
+        "end_logits/dense_1/kernel": normal(d, 1), "end_logits/dense_1/bias": normal(1),
+        "answer_class/dense_0/kernel": normal(2 * d, d), "answer_class/dense_0/bias": normal(d),
+        "answer_class/dense_1/kernel": normal(d, 1),
+    }
+
+
+def test_squad_checkpoint_loads_its_answer_class_head(releases, tmp_path, capsys):
+    """A run_squad.py checkpoint is `BeamQuestionAnswering` with its head: equal to transformers'
+    `XLNetForQuestionAnswering` holding the same arrays (placed by the map below); `task=False` the backbone."""
+    from keras_pretrain.tasks import BeamQuestionAnswering
+
+    release = releases["untied"]
+    folder = str(tmp_path / "xlnet_cased_squad")
+    shutil.copytree(release.folder, folder, ignore=shutil.ignore_patterns("xlnet_model.ckpt*"))
+    head = squad_head_arrays(release.config["d_model"])
+    arrays = {k: v for k, v in release.arrays.items() if k not in ("model/lm_loss/bias", P_ + "mask_emb/mask_emb")}
+    make_tf1_release.write_checkpoint({**arrays, **head}, os.path.join(folder, "xlnet_model.ckpt"))
+    model, _ = convert.load(folder, start_n_top=3, end_n_top=2)
+    assert "BeamQuestionAnswering" in capsys.readouterr().out
+    assert isinstance(model, BeamQuestionAnswering) and (model.start_n_top, model.end_n_top) == (3, 2)
+
+    c = release.config
+    config = transformers.XLNetConfig(
+        vocab_size=c["n_token"], d_model=c["d_model"], n_layer=c["n_layer"], n_head=c["n_head"],
+        d_inner=c["d_inner"], ff_activation="gelu_new", dropout=0.0, layer_norm_eps=1e-12,
+        start_n_top=3, end_n_top=2)
+    hf = transformers.XLNetForQuestionAnswering(config).eval()
+    base = reference(release, lm_head=False)
+    hf.transformer.load_state_dict(base.state_dict())
+    with torch.no_grad():
+        for module, name in ((hf.start_logits.dense, "start_logits/dense"),
+                             (hf.end_logits.dense_0, "end_logits/dense_0"),
+                             (hf.end_logits.dense_1, "end_logits/dense_1"),
+                             (hf.answer_class.dense_0, "answer_class/dense_0")):
+            module.weight.copy_(torch.from_numpy(head[name + "/kernel"].T.copy()))
+            module.bias.copy_(torch.from_numpy(head[name + "/bias"]))
+        hf.end_logits.LayerNorm.weight.copy_(torch.from_numpy(head["end_logits/LayerNorm/gamma"]))
+        hf.end_logits.LayerNorm.bias.copy_(torch.from_numpy(head["end_logits/LayerNorm/beta"]))
+        hf.answer_class.dense_1.weight.copy_(torch.from_numpy(head["answer_class/dense_1/kernel"].T.copy()))
+    ids, seg, pad, _, _ = make_inputs(c["n_token"])
+    p_mask = np.zeros((B, T), "float32")
+    p_mask[:, -2:] = 1.0
+    cls_index = np.array([T - 1, T - 1], "int32")
+    with torch.no_grad():
+        theirs = hf(input_ids=torch.tensor(ids, dtype=torch.long), token_type_ids=torch.tensor(seg, dtype=torch.long),
+                    attention_mask=torch.tensor(pad, dtype=torch.float), p_mask=torch.tensor(p_mask),
+                    cls_index=torch.tensor(cls_index, dtype=torch.long))
+    ours = model({"token_ids": ids, "segment_ids": seg, "padding_mask": pad, "p_mask": p_mask, "cls_index": cls_index})
+    assert np.array_equal(to_numpy(ours["start_top_index"]), theirs.start_top_index.numpy())
+    their_end = theirs.end_top_log_probs.numpy().reshape(B, 2, 3).transpose(0, 2, 1).reshape(B, 6)
+    diff = max(max_abs_diff(np.exp(to_numpy(ours["start_top_log_probs"])), theirs.start_top_log_probs.numpy()),
+               max_abs_diff(np.exp(to_numpy(ours["end_top_log_probs"])), their_end),
+               max_abs_diff(ours["cls_logits"], theirs.cls_logits.numpy()))
+    print(f"tf1 xlnet squad head: max abs diff {diff:.3g}")
+    assert diff <= TOLERANCE
+
+    backbone, _ = convert.load(folder, task=False)
+    assert isinstance(backbone, XLNetBackbone)
+    assert "answer_class/dense_0/kernel" in capsys.readouterr().out  # skipped, said so
