@@ -22,10 +22,11 @@ logits on the token states), and writes to `--out`:
   `no_answer_score` out, the same answers as `predictions.json` (`keras_pretrain.export.qa_serving`).
 
 `--features-only` writes `train.tf_record` and `eval.tf_record` (`FeatureWriter`'s names) and stops. The
-WordPiece families (BERT, ERNIE, DistilBERT, and runs whose vocabulary is WordPiece) are supported, and ALBERT's
+WordPiece families (BERT, ERNIE, DistilBERT, and runs whose vocabulary is WordPiece) are supported; ALBERT's
 SentencePiece models for v1.1 through albert's own `squad_utils` pipeline (`recipes.finetune_squad_albert`: its
-features, its `write_predictions_v1`; no serving SavedModel); RoBERTa's byte-level BPE and XLNet are not wired
-here yet (the run stops and says so).
+features, its `write_predictions_v1`; no serving SavedModel); XLNet (v1.1, v2.0) and ALBERT v2.0 with the
+authors' answer-class model, features and `write_predictions` (`recipes.finetune_squad_beam`). RoBERTa's
+byte-level BPE is not wired here yet (the run stops and says so).
 """
 
 import json
@@ -148,7 +149,10 @@ def main(parser, args, out, family, backbone, tokenizer, seq_length):
     from recipes import finetune_tasks
 
     from recipes import finetune_squad_albert as albert
+    from recipes import finetune_squad_beam as beam
 
+    if beam.uses_beam(family, args):  # XLNet, ALBERT v2.0: the authors' answer-class model and pipelines
+        return beam.main(parser, args, out, family, backbone, tokenizer, seq_length, check_lengths)
     train, predict, dataset = read_examples(parser, args)  # run_squad's reader checks the files either way
     sentencepiece = is_sentencepiece(tokenizer)
     if sentencepiece:  # ALBERT: albert squad_utils' reader, features and predictions

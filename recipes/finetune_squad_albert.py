@@ -6,7 +6,7 @@ The examples and features are `keras_pretrain.data.squad_sentencepiece`'s (alber
 `squad_utils` record for record), the answers `keras_pretrain.squad_predictions_sentencepiece`'s (its
 `accumulate_predictions_v1` + `write_predictions_v1`: text sliced from the raw context). The model is the same
 `SpanQuestionAnswering` (albert's `create_v1_model` is a dense layer of 2 on the token states). SQuAD v2.0 uses
-albert's answer-class model (`create_v2_model`), not wired here: the run stops and says so.
+albert's answer-class model (`create_v2_model`): `recipes.finetune_squad_beam`.
 """
 
 
@@ -23,10 +23,10 @@ def sentencepiece_functions(tokenizer):
     return functions(spm.SentencePieceProcessor(model_proto=proto))
 
 
-def check(parser, args, tokenizer):
-    if args.task != "squad-v1.1":
+def check(parser, args, tokenizer, v2=False):
+    if args.task != "squad-v1.1" and not v2:
         parser.error(f"--task {args.task}: ALBERT's SQuAD v2.0 uses its answer-class model (albert squad_utils "
-                     "create_v2_model), not wired into this recipe yet; --task squad-v1.1 works")
+                     "create_v2_model: recipes.finetune_squad_beam)")
     for piece in ("[CLS]", "[SEP]"):
         if tokenizer.token_to_id(piece) in (None, tokenizer.token_to_id("<unk>")):
             parser.error(f"--task {args.task}: the SentencePiece model has no {piece} piece (ALBERT's have)")

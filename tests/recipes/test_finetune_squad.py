@@ -135,9 +135,9 @@ def albert_release(tmp_path_factory):
     return tarball
 
 
-def test_albert_runs_albert_squad_utils_pipeline(albert_release, tmp_path, capsys):
+def test_albert_runs_albert_squad_utils_pipeline(albert_release, tmp_path):
     """ALBERT's SentencePiece release: albert's features (--features-only records) and its
-    write_predictions_v1 answers on the run's own logits; v2.0 stops with a message."""
+    write_predictions_v1 answers on the run's own logits."""
     import types
 
     from keras_pretrain.data import squad_sentencepiece
@@ -167,5 +167,71 @@ def test_albert_runs_albert_squad_utils_pipeline(albert_release, tmp_path, capsy
     with open(expected, "rb") as a, open(os.path.join(features_out, "eval.tf_record"), "rb") as b:
         assert a.read() == b.read()
 
-    err = bad(albert_release, tmp_path / "b", capsys, "--task", "squad-v2.0", "--train-file", data, "--predict-file", data)
-    assert "create_v2_model" in err
+
+
+@pytest.fixture(scope="module")
+def xlnet_release(tmp_path_factory):
+    """A tiny original XLNet release folder (xlnet_model.ckpt, xlnet_config.json, spiece.model)."""
+    from tests.models.xlnet import make_tf1_release
+
+    return make_tf1_release.build(str(tmp_path_factory.mktemp("xlnet_sq")), seed=4).folder
+
+
+def check_beam_run(out, summary, family, examples, features):
+    """The run's files are the authors' write_predictions on the run's own beam (raw_results.jsonl)."""
+    import types
+
+    from keras_pretrain.squad_predictions_beam import write_predictions
+
+    assert summary["family"] == family and summary["serving"] is None and summary["head"] == "answer_class"
+    assert len(features) == summary["predict_windows"] > len(examples)
+    rows = [json.loads(line) for line in open(os.path.join(out, "raw_results.jsonl"), encoding="utf-8")]
+    assert [r["unique_id"] for r in rows] == [f.unique_id for f in features]
+    assert len(rows[0]["end_top_index"]) == 25 and len(rows[0]["start_top_index"]) == 5
+    results = [types.SimpleNamespace(**r) for r in rows]
+    predictions, nbest, null_odds = write_predictions(examples, features, results, 20, 30, 5, 5, layout=family,
+                                                      null_score_diff_threshold=0.0)
+    assert json.load(open(os.path.join(out, "predictions.json"), encoding="utf-8")) == predictions
+    assert json.load(open(os.path.join(out, "nbest_predictions.json"), encoding="utf-8")) == nbest
+    assert json.load(open(os.path.join(out, "null_odds.json"), encoding="utf-8")) == null_odds
+    scores = json.load(open(os.path.join(out, "eval_results.json")))
+    assert "best_f1" in scores and "HasAns_exact" in scores
+
+
+def test_xlnet_runs_xlnet_run_squad_pipeline(xlnet_release, tmp_path):
+    """XLNet: run_squad.py's features (--features-only records), the answer-class head, its write_predictions."""
+    import types
+
+    from keras_pretrain.data import squad_sentencepiece
+    from keras_pretrain.data import squad_xlnet
+    from recipes import finetune_squad_beam
+
+    data = write_squad(tmp_path / "squad.json", v2=True)
+    summary, out = run(xlnet_release, tmp_path, "--task", "squad-v2.0", "--train-file", data, "--predict-file", data)
+    _, _, tokenizer = finetune.load_pretrained(finetune.build_parser(), xlnet_release, None)
+    options = types.SimpleNamespace(doc_stride=4, max_query_length=8)
+    examples = squad_sentencepiece.read_squad_examples(data, is_training=False)
+    features = finetune_squad_beam.features("xlnet", examples, tokenizer, options, 24, False)
+    check_beam_run(out, summary, "xlnet", examples, features)
+
+    _, features_out = run(xlnet_release, tmp_path / "f", "--task", "squad-v2.0", "--train-file", data,
+                          "--predict-file", data, "--features-only")
+    expected = str(tmp_path / "expected.tf_record")
+    squad_xlnet.write_features(features, expected, False)
+    with open(expected, "rb") as a, open(os.path.join(features_out, "eval.tf_record"), "rb") as b:
+        assert a.read() == b.read()
+
+
+def test_albert_v2_runs_the_answer_class_model(albert_release, tmp_path):
+    import types
+
+    from keras_pretrain.data import squad_sentencepiece
+    from recipes import finetune_squad_albert
+
+    data = write_squad(tmp_path / "squad.json", v2=True)
+    summary, out = run(albert_release, tmp_path, "--task", "squad-v2.0", "--train-file", data, "--predict-file", data)
+    _, _, tokenizer = finetune.load_pretrained(finetune.build_parser(), albert_release, None)
+    options = types.SimpleNamespace(doc_stride=4, max_query_length=8)
+    examples = squad_sentencepiece.read_squad_examples(data, is_training=False)
+    features = finetune_squad_albert.features(examples, tokenizer, options, 24, False)
+    check_beam_run(out, summary, "albert", examples, features)
