@@ -144,9 +144,24 @@ def _compute_softmax(scores):
     return [x / total for x in exps]
 
 
-def _span_text(example, feature, start, end, do_lower_case):
+def wordpiece_text(tokens):
+    """run_squad's text of WordPiece tokens: joined, the "##" continuations glued."""
+    return " ".join(tokens).replace(" ##", "").replace("##", "")
+
+
+def byte_level_text(tokens):
+    """The text of byte-level BPE pieces (RoBERTa, GPT-2): each character mapped back to its byte (GPT-2's
+    `bytes_to_unicode` table, inverted), as transformers' `convert_tokens_to_string`."""
+    from keras_hub.src.tokenizers.byte_pair_tokenizer import bytes_to_unicode  # the table keras-hub encodes with
+
+    byte_values, characters = bytes_to_unicode()
+    decoder = dict(zip(characters, byte_values))
+    return b"".join(decoder.get(c, c.encode("utf-8")) for c in "".join(tokens)).decode("utf-8", errors="replace")
+
+
+def _span_text(example, feature, start, end, do_lower_case, tokens_to_text=wordpiece_text):
     """The original-text answer of the window tokens `start..end` of `feature`."""
-    tok_text = " ".join(feature.tokens[start:end + 1]).replace(" ##", "").replace("##", "")
+    tok_text = tokens_to_text(feature.tokens[start:end + 1])
     tok_text = " ".join(tok_text.strip().split())
     words = example.doc_tokens[feature.token_to_orig_map[start]:feature.token_to_orig_map[end] + 1]
     return get_final_text(tok_text, " ".join(words), do_lower_case)
@@ -178,7 +193,8 @@ def _candidates(features, results, n_best_size, max_answer_length):
     return spans, null
 
 
-def _nbest(example, features, candidates, n_best_size, do_lower_case, null, version_2_with_negative):
+def _nbest(example, features, candidates, n_best_size, do_lower_case, null, version_2_with_negative,
+           tokens_to_text=wordpiece_text):
     """The n best distinct answers (text, start logit, end logit) of one example, best first."""
     answers, seen = [], set()
     for candidate in sorted(candidates, key=lambda c: c.start_logit + c.end_logit, reverse=True):
@@ -186,7 +202,7 @@ def _nbest(example, features, candidates, n_best_size, do_lower_case, null, vers
             break
         if candidate.start_index > 0:
             text = _span_text(example, features[candidate.feature_index], candidate.start_index,
-                              candidate.end_index, do_lower_case)
+                              candidate.end_index, do_lower_case, tokens_to_text)
             if text in seen:
                 continue
         else:  # the null answer
@@ -199,8 +215,11 @@ def _nbest(example, features, candidates, n_best_size, do_lower_case, null, vers
 
 
 def write_predictions(examples, features, results, n_best_size=20, max_answer_length=30, do_lower_case=True,
-                      version_2_with_negative=False, null_score_diff_threshold=0.0):
+                      version_2_with_negative=False, null_score_diff_threshold=0.0, tokens_to_text=wordpiece_text):
     """(predictions, nbest, null_odds) of `examples` from the logits of their `features`' `results`.
+
+    `tokens_to_text`: the text of a span's tokens before `get_final_text` (`wordpiece_text`, run_squad's;
+    `byte_level_text` for RoBERTa's byte-level BPE, as transformers' SQuAD post-processing decodes them).
 
     In v2.0, an example whose n best hold no valid non-null span (where the original fails) gets transformers'
     placeholder answer "empty" (logits 0) first in its n best: its null odds are the null score.
@@ -216,7 +235,7 @@ def write_predictions(examples, features, results, n_best_size=20, max_answer_le
         if version_2_with_negative:
             candidates.append(_Candidate(null[1], 0, 0, null[2], null[3]))
         answers = _nbest(example, windows, candidates, n_best_size, do_lower_case, null,
-                         version_2_with_negative)
+                         version_2_with_negative, tokens_to_text)
         if version_2_with_negative and not any(a.text for a in answers):
             # No valid non-null span in the n best (the original fails here): transformers' placeholder.
             answers.insert(0, _Answer("empty", 0.0, 0.0))

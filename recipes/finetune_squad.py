@@ -25,8 +25,10 @@ logits on the token states), and writes to `--out`:
 WordPiece families (BERT, ERNIE, DistilBERT, and runs whose vocabulary is WordPiece) are supported; ALBERT's
 SentencePiece models for v1.1 through albert's own `squad_utils` pipeline (`recipes.finetune_squad_albert`: its
 features, its `write_predictions_v1`; no serving SavedModel); XLNet (v1.1, v2.0) and ALBERT v2.0 with the
-authors' answer-class model, features and `write_predictions` (`recipes.finetune_squad_beam`). RoBERTa's
-byte-level BPE is not wired here yet (the run stops and says so).
+authors' answer-class model, features and `write_predictions` (`recipes.finetune_squad_beam`); RoBERTa's
+byte-level BPE with the same algorithm on its layout (`<s> Q </s></s> D </s>`, one segment, each context word
+tokenized after a space as transformers' SQuAD processor does; the span text decoded from the bytes before
+`get_final_text`; no serving SavedModel).
 """
 
 import json
@@ -86,10 +88,25 @@ def is_sentencepiece(tokenizer):
     return isinstance(tokenizer, AlbertTokenizer)
 
 
-def special_ids(parser, args, family, tokenizer):
-    """The `[CLS]`, `[SEP]`, `[PAD]` ids of a WordPiece tokenizer; other tokenizers stop the run."""
+def is_byte_level(tokenizer):
+    """RoBERTa's byte-level BPE (`<s> Q </s></s> D </s>`, one segment, words after a space)."""
     import keras_hub
 
+    return isinstance(tokenizer, keras_hub.tokenizers.BytePairTokenizer)
+
+
+def special_ids(parser, args, family, tokenizer):
+    """The `[CLS]`, `[SEP]`, `[PAD]` ids of a WordPiece tokenizer, RoBERTa's `<s>`, `</s>`, `<pad>` and its
+    layout for byte-level BPE; other tokenizers stop the run."""
+    import keras_hub
+
+    if is_byte_level(tokenizer):
+        ids = {"cls": tokenizer.token_to_id("<s>"), "sep": tokenizer.token_to_id("</s>"),
+               "pad": tokenizer.token_to_id("<pad>"), "separators": 2, "doc_segment": 0}
+        missing = [name for name, value in ids.items() if value is None]
+        if missing:
+            parser.error(f"--task {args.task}: the BPE vocabulary has no {', '.join(missing)} token")
+        return ids
     if not isinstance(tokenizer, keras_hub.tokenizers.WordPieceTokenizer):
         parser.error(f"--task {args.task}: {family} ({type(tokenizer).__name__}) is not wired for SQuAD yet: the "
                      "recipe builds run_squad.py's WordPiece features (BERT, ERNIE, DistilBERT, WordPiece runs)")
@@ -98,15 +115,15 @@ def special_ids(parser, args, family, tokenizer):
     return ids
 
 
-def check_lengths(parser, args, seq_length):
-    room = seq_length - args.max_query_length - 3  # [CLS] question [SEP] doc [SEP]
+def check_lengths(parser, args, seq_length, separators=1):
+    room = seq_length - args.max_query_length - 2 - separators  # [CLS] question [SEP] doc [SEP]
     if room <= 0:
         parser.error(f"--max-query-length {args.max_query_length} leaves no room for the context in "
                      f"--seq-length {seq_length} (at most {seq_length - 4})")
     if args.doc_stride > room:
         parser.error(f"--doc-stride {args.doc_stride} exceeds the {room} context tokens of a window "
-                     f"(--seq-length {seq_length} - --max-query-length {args.max_query_length} - 3): windows "
-                     "would skip text")
+                     f"(--seq-length {seq_length} - --max-query-length {args.max_query_length} - "
+                     f"{2 + separators}): windows would skip text")
 
 
 def features(examples, tokenizer, args, seq_length, special, is_training):
@@ -115,11 +132,17 @@ def features(examples, tokenizer, args, seq_length, special, is_training):
 
     from keras_pretrain.data import squad
 
+    tokenize = squad.word_tokenizer(tokenizer, examples, prefix_space=is_byte_level(tokenizer))
     result = squad.convert_examples_to_features(
-        examples, squad.word_tokenizer(tokenizer, examples), seq_length, args.doc_stride, args.max_query_length,
+        examples, tokenize, seq_length, args.doc_stride, args.max_query_length,
         is_training=is_training, special=special)
-    vocabulary = tokenizer.get_vocabulary()
+    vocabulary = id_tokens(tokenizer)
     return [dataclasses.replace(f, tokens=tuple(vocabulary[i] for i in f.tokens)) for f in result]
+
+
+def id_tokens(tokenizer):
+    """The token of each id, in id order (keras-hub's BPE `get_vocabulary()` is the vocabulary's key order)."""
+    return [tokenizer.id_to_token(i) for i in range(tokenizer.vocabulary_size())]
 
 
 def raw_results(unique_ids, start_logits, end_logits):
@@ -151,7 +174,7 @@ def main(parser, args, out, family, backbone, tokenizer, seq_length):
     from recipes import finetune_squad_albert as albert
     from recipes import finetune_squad_beam as beam
 
-    if beam.uses_beam(family, args):  # XLNet, ALBERT v2.0: the authors' answer-class model and pipelines
+    if beam.uses_beam(family, args, tokenizer):  # XLNet, ALBERT v2.0 (SentencePiece): the authors' answer-class model and pipelines
         return beam.main(parser, args, out, family, backbone, tokenizer, seq_length, check_lengths)
     train, predict, dataset = read_examples(parser, args)  # run_squad's reader checks the files either way
     sentencepiece = is_sentencepiece(tokenizer)
@@ -160,7 +183,7 @@ def main(parser, args, out, family, backbone, tokenizer, seq_length):
         train, predict = albert.read(parser, args)
     else:
         special = special_ids(parser, args, family, tokenizer)
-    check_lengths(parser, args, seq_length)
+    check_lengths(parser, args, seq_length, 1 if sentencepiece else special.get("separators", 1))
     if sentencepiece:
         train_features = albert.features(train, tokenizer, args, seq_length, True)
         predict_features = albert.features(predict, tokenizer, args, seq_length, False)
@@ -202,7 +225,8 @@ def main(parser, args, out, family, backbone, tokenizer, seq_length):
     else:
         predictions, nbest, null_odds = squad_predictions.write_predictions(
             predict, predict_features, results, args.n_best_size, args.max_answer_length,
-            do_lower_case(tokenizer), version == "v2.0", args.null_score_diff_threshold)
+            do_lower_case(tokenizer), version == "v2.0", args.null_score_diff_threshold,
+            squad_predictions.byte_level_text if is_byte_level(tokenizer) else squad_predictions.wordpiece_text)
     squad_predictions.write_prediction_files(out, predictions, nbest, null_odds or None)
     scores = squad_eval.evaluate(dataset, predictions, null_odds or None)
     common.write_json(os.path.join(out, "eval_results.json"), scores)
@@ -212,7 +236,7 @@ def main(parser, args, out, family, backbone, tokenizer, seq_length):
     print(f"saved: {keras_path}; predictions.json, nbest_predictions.json"
           + (", null_odds.json" if null_odds else "") + f", raw_results.jsonl in {out}")
     serving = None
-    if sentencepiece:
+    if sentencepiece or is_byte_level(tokenizer):
         print("no serving SavedModel: the in-graph SQuAD pipeline is WordPiece's (BERT, ERNIE, DistilBERT) for now")
     elif not args.no_export:
         serving = export_serving(model, out, tokenizer, args, seq_length, version)
@@ -225,7 +249,9 @@ def main(parser, args, out, family, backbone, tokenizer, seq_length):
 
 def do_lower_case(tokenizer):
     """`get_final_text`'s `do_lower_case`: the vocabulary's casing (our `BertTokenizer` lower-cases itself,
-    keras-hub's `lowercase` flag stays False)."""
+    keras-hub's `lowercase` flag stays False; byte-level BPE is cased)."""
+    if is_byte_level(tokenizer):
+        return False
     return bool(getattr(tokenizer, "bert_lowercase", getattr(tokenizer, "lowercase", True)))
 
 

@@ -25,8 +25,12 @@ BEAM_FIELDS = ("start_top_log_probs", "start_top_index", "end_top_log_probs", "e
 RawBeamResult = collections.namedtuple("RawBeamResult", ("unique_id",) + BEAM_FIELDS)
 
 
-def uses_beam(family, args):
-    return family == "xlnet" or (family == "albert" and args.task == "squad-v2.0")
+def uses_beam(family, args, tokenizer):
+    """XLNet, and ALBERT v2.0 on its SentencePiece model (an ALBERT run with a WordPiece vocabulary, as the
+    albert_zh releases, takes run_squad.py's pipeline and the span head)."""
+    from recipes.finetune_squad import is_sentencepiece
+
+    return family == "xlnet" or (family == "albert" and args.task == "squad-v2.0" and is_sentencepiece(tokenizer))
 
 
 def sentencepiece_processor(tokenizer):

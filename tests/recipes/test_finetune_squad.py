@@ -4,6 +4,7 @@
 import json
 import os
 
+import numpy as np
 import pytest
 
 from keras_pretrain import squad_eval
@@ -235,3 +236,74 @@ def test_albert_v2_runs_the_answer_class_model(albert_release, tmp_path):
     examples = squad_sentencepiece.read_squad_examples(data, is_training=False)
     features = finetune_squad_albert.features(examples, tokenizer, options, 24, False)
     check_beam_run(out, summary, "albert", examples, features)
+
+
+@pytest.fixture(scope="module")
+def roberta_folder(tmp_path_factory):
+    """A tiny Hugging Face RoBERTa folder with a byte-level BPE vocabulary (vocab.json, merges.txt)."""
+    transformers = pytest.importorskip("transformers")
+    from tests.models.roberta.fixtures import write_bpe_files
+
+    folder = tmp_path_factory.mktemp("roberta_sq")
+    vocab, _ = write_bpe_files(folder)
+    size = len(json.load(open(vocab, encoding="utf-8")))
+    config = transformers.RobertaConfig(vocab_size=size, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                                        intermediate_size=32, max_position_embeddings=40, type_vocab_size=1,
+                                        pad_token_id=1)
+    transformers.RobertaModel(config).save_pretrained(str(folder))
+    return str(folder)
+
+
+def test_roberta_runs_on_byte_level_bpe(roberta_folder, tmp_path):
+    """RoBERTa: `<s> Q </s></s> D </s>` windows, words after a space (the training answers' pieces decode to
+    the answer), and `write_predictions` on the byte-decoded spans of the run's own logits."""
+    import types
+
+    from keras_pretrain import squad_predictions
+    from recipes import finetune_squad
+
+    data = write_squad(tmp_path / "squad.json", v2=True)
+    summary, out = run(roberta_folder, tmp_path, "--task", "squad-v2.0", "--train-file", data,
+                       "--predict-file", data)
+    assert summary["family"] == "roberta" and summary["serving"] is None
+    parser = finetune.build_parser()
+    _, _, tokenizer = finetune.load_pretrained(parser, roberta_folder, None)
+    args = types.SimpleNamespace(doc_stride=4, max_query_length=8, task="squad-v2.0")
+    special = finetune_squad.special_ids(parser, args, "roberta", tokenizer)
+    assert (special["separators"], special["doc_segment"]) == (2, 0)
+    train = squad.read_squad(data, "v2.0", is_training=True)
+    train_features = finetune_squad.features(train, tokenizer, args, 24, special, True)
+    answered = [f for f in train_features if f.start_position > 0]
+    assert answered
+    for f in answered:
+        assert f.tokens[0] == "<s>" and f.tokens.count("</s>") == 3 and set(f.segment_ids) == {0}
+        text = squad_predictions.byte_level_text(f.tokens[f.start_position:f.end_position + 1]).strip()
+        assert text in {t for e in train if e.orig_answer_text for t in [e.orig_answer_text]}, text
+    examples = squad.read_squad(data, "v2.0", is_training=False)
+    features = finetune_squad.features(examples, tokenizer, args, 24, special, False)
+    rows = [json.loads(line) for line in open(os.path.join(out, "raw_results.jsonl"), encoding="utf-8")]
+    assert [r["unique_id"] for r in rows] == [f.unique_id for f in features]
+    results = [types.SimpleNamespace(**r) for r in rows]
+    predictions, nbest, null_odds = squad_predictions.write_predictions(
+        examples, features, results, 20, 30, False, True, 0.0, squad_predictions.byte_level_text)
+    assert json.load(open(os.path.join(out, "predictions.json"), encoding="utf-8")) == predictions
+    assert json.load(open(os.path.join(out, "nbest_predictions.json"), encoding="utf-8")) == nbest
+    contexts = " ".join(CONTEXTS)
+    assert all(a["text"] in contexts or a["text"] in ("", "empty") for n in nbest.values() for a in n)
+
+
+def test_byte_level_text_decodes_what_the_bpe_tokenizer_encodes(tmp_path):
+    from keras_pretrain.models.roberta import RobertaTokenizer
+    from keras_pretrain.squad_predictions import byte_level_text
+    from tests.models.roberta.fixtures import write_bpe_files
+    from tests.originals import TRICKY_TEXTS
+
+    tokenizer = RobertaTokenizer(*write_bpe_files(tmp_path))
+    from recipes.finetune_squad import id_tokens
+
+    vocabulary = id_tokens(tokenizer)
+    for _, text in TRICKY_TEXTS:
+        if "\x00" in text or not text:
+            continue  # the in-graph NUL cut (issue 43)
+        ids = [int(i) for i in np.asarray(tokenizer(" " + text))]
+        assert byte_level_text([vocabulary[i] for i in ids]) == " " + text, text

@@ -123,3 +123,52 @@ def test_span_qa_learns_unanswerable_questions(tmp_path):
           f"NoAns EM {scores['NoAns_exact']:.1f})")
     assert 0.2 < scores["NoAns_total"] / scores["total"] < 0.5
     assert scores["exact"] >= 90 and scores["HasAns_exact"] >= 85 and scores["NoAns_exact"] >= 85, scores
+
+
+def test_answer_class_head_learns_spans_and_unanswerable_questions(tmp_path):
+    """`BeamQuestionAnswering` (the XLNet / ALBERT v2 head) on the v2.0 task, a tiny BERT under it (the class
+    token first, as ALBERT's layout): per held-out window, the beam's best (start, end) is the gold span where
+    the window holds the answer, and the answer class says "no answer" (cls_logits > 0) where it does not,
+    for >= 90% of the windows of each kind."""
+    from keras_pretrain.tasks import BeamQuestionAnswering
+
+    keras.utils.set_random_seed(0)
+    rng = np.random.default_rng(2)
+    squad_file(tmp_path / "train.json", rng, 1024, 1 / 3, "v2.0")
+    squad_file(tmp_path / "dev.json", rng, 240, 1 / 3, "v2.0")
+    text = tokenizer()
+
+    def arrays(path, is_training):
+        _, windows = features(text, path, "v2.0", is_training)
+        x, _ = to_arrays(windows)
+        doc = np.zeros_like(x["token_ids"], dtype="float32")
+        for i, f in enumerate(windows):
+            doc[i, list(f.token_to_orig_map)] = 1.0
+        x["p_mask"] = 1.0 - doc
+        x["p_mask"][:, 0] = 0.0  # the class token: where an impossible window's labels point
+        return x, windows
+
+    x, windows = arrays(tmp_path / "train.json", True)
+    x = {k: v for k, v in x.items() if k != "unique_ids"}
+    labels = {"start_positions": np.array([f.start_position for f in windows], "int32"),
+              "end_positions": np.array([f.end_position for f in windows], "int32"),
+              "is_impossible": np.array([f.start_position == 0 for f in windows], "float32")}
+    model = BeamQuestionAnswering(backbone(), start_n_top=3, end_n_top=3, dropout=0.0)
+    epochs = 16
+    steps = -(-len(windows) // 32) * epochs
+    model.compile(optimizer=keras.optimizers.AdamW(keras.optimizers.schedules.PolynomialDecay(2e-3, steps, 0.0)))
+    model.fit({**x, **labels}, epochs=epochs, batch_size=32, verbose=0)
+
+    dev_x, dev_windows = arrays(tmp_path / "dev.json", True)
+    dev_x = {k: v for k, v in dev_x.items() if k != "unique_ids"}
+    out = model.predict(dev_x, batch_size=128, verbose=0)
+    best_start = np.asarray(out["start_top_index"])[:, 0]
+    best_end = np.asarray(out["end_top_index"])[:, 0]  # the best end of the best start
+    gold = np.array([(f.start_position, f.end_position) for f in dev_windows])
+    answerable = gold[:, 0] > 0
+    spans = np.mean((best_start == gold[:, 0]) & (best_end == gold[:, 1]), where=answerable)
+    no_answer = np.mean(np.asarray(out["cls_logits"]) > 0, where=~answerable)
+    print(f"answer-class head: held-out windows, span exact {100 * spans:.1f}%, "
+          f"no-answer recall {100 * no_answer:.1f}%")
+    assert answerable.sum() > 50 and (~answerable).sum() > 50
+    assert spans >= 0.9 and no_answer >= 0.9, (spans, no_answer)
