@@ -28,7 +28,7 @@ features, its `write_predictions_v1`; no serving SavedModel); XLNet (v1.1, v2.0)
 authors' answer-class model, features and `write_predictions` (`recipes.finetune_squad_beam`); RoBERTa's
 byte-level BPE with the same algorithm on its layout (`<s> Q </s></s> D </s>`, one segment, each context word
 tokenized after a space as transformers' SQuAD processor does; the span text decoded from the bytes before
-`get_final_text`; no serving SavedModel).
+`get_final_text`; served from strings as the WordPiece families).
 """
 
 import json
@@ -236,8 +236,9 @@ def main(parser, args, out, family, backbone, tokenizer, seq_length):
     print(f"saved: {keras_path}; predictions.json, nbest_predictions.json"
           + (", null_odds.json" if null_odds else "") + f", raw_results.jsonl in {out}")
     serving = None
-    if sentencepiece or is_byte_level(tokenizer):
-        print("no serving SavedModel: the in-graph SQuAD pipeline is WordPiece's (BERT, ERNIE, DistilBERT) for now")
+    if sentencepiece:
+        print("no serving SavedModel: the in-graph SQuAD pipeline is run_squad's (WordPiece, RoBERTa's BPE); "
+              "albert squad_utils' SentencePiece alignment is not in-graph yet")
     elif not args.no_export:
         serving = export_serving(model, out, tokenizer, args, seq_length, version)
     summary = {"family": family, "task": args.task, "eval": scores, "seq_length": seq_length,

@@ -20,10 +20,14 @@ spans outside the doc, not in their max-context window, reversed or longer than 
 dropped, the best span of all windows (ties: the earliest window, then the better-ranked start, then end),
 and the null score the smallest `[CLS]` start + end logit over the windows.
 
-WordPiece families only (BERT, ERNIE, DistilBERT and WordPiece runs: what `recipes.finetune --task squad-*`
-trains). Tokenizing uses tensorflow-text ops: load `tensorflow_text` before `tf.saved_model.load`; nothing
-else is needed.
+WordPiece families (BERT, ERNIE, DistilBERT, WordPiece ALBERT and runs: `WordPieceLayout`) and RoBERTa's
+byte-level BPE (`ByteLevelLayout`: `<s> Q </s></s> D </s>`, words after a space, spans decoded from their
+bytes), as `recipes.finetune --task squad-*` trains them. ALBERT's SentencePiece models and XLNet (their
+authors' character alignment and answer-class beam) are not served yet. Tokenizing uses tensorflow-text ops:
+load `tensorflow_text` before `tf.saved_model.load`; nothing else is needed.
 """
+
+import numpy as np
 
 from keras_pretrain.export.tracing import ExportError
 from keras_pretrain.export.tracing import require_tensorflow_backend
@@ -31,21 +35,95 @@ from keras_pretrain.export.tracing import require_tensorflow_backend
 OUTPUTS = ("answer", "start", "end", "score")
 V2_OUTPUTS = OUTPUTS + ("no_answer_score",)
 WHITESPACE = r"[ \t\r\n\x{202F}]+"  # run_squad's `is_whitespace`
+# Python's `str.split()` whitespace, which the post-processing's `" ".join(text.split())` collapses.
+PY_WHITESPACE = (r"[\t\n\x{0B}\x{0C}\r\x{1C}-\x{1F} \x{85}\x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}"
+                 r"\x{205F}\x{3000}]+")
+
+
+class WordPieceLayout:
+    """run_squad's layout: `[CLS] Q [SEP] D [SEP]`, the doc in segment 1, each context word tokenized alone,
+    a span's text its pieces joined with the "##" continuations glued, `get_final_text` with the vocabulary's
+    casing (`BertTokenizer.basic_words`)."""
+
+    separators, doc_segment = 1, 1
+    special = (("cls", "[CLS]"), ("sep", "[SEP]"), ("pad", "[PAD]"))
+
+    def __init__(self, tokenizer):
+        self.tokenizer = tokenizer
+
+    def vocabulary(self):
+        return self.tokenizer.get_vocabulary()
+
+    def doc_words(self, tf, words):
+        return self.tokenizer(words)
+
+    def span_text(self, tf, pieces):
+        text = tf.strings.reduce_join(pieces, axis=-1, separator=" ")
+        return tf.strings.regex_replace(tf.strings.regex_replace(text, " ##", ""), "##", "")
+
+    def basic_words(self, tf, text):
+        return self.tokenizer.basic_words(text)
+
+
+class ByteLevelLayout(WordPieceLayout):
+    """RoBERTa's byte-level BPE: `<s> Q </s></s> D </s>`, one segment, each context word tokenized after a
+    space (`Ġword`, as the Python pipeline), a span's text its pieces' bytes decoded (GPT-2's byte table,
+    invalid UTF-8 replaced by U+FFFD), `get_final_text` cased (BERT's basic tokenizer, nothing lower-cased)."""
+
+    separators, doc_segment = 2, 0
+    special = (("cls", "<s>"), ("sep", "</s>"), ("pad", "<pad>"))
+
+    def vocabulary(self):
+        return [self.tokenizer.id_to_token(i) for i in range(self.tokenizer.vocabulary_size())]
+
+    def doc_words(self, tf, words):
+        return self.tokenizer(tf.strings.join([" ", words]))
+
+    def span_text(self, tf, pieces):
+        from keras_hub.src.tokenizers.byte_pair_tokenizer import bytes_to_unicode
+
+        byte_strings, characters = bytes_to_unicode()  # the 256 one-byte strings and their characters
+        table = np.full(max(ord(c) for c in characters) + 1, -1, np.int32)  # codepoint -> byte, -1: none
+        table[[ord(c) for c in characters]] = [b[0] for b in byte_strings]
+        text = tf.strings.reduce_join(pieces, axis=-1)
+        points = tf.strings.unicode_decode(text, "UTF-8")
+        byte = tf.where(points < len(table), tf.gather(tf.constant(table), tf.minimum(points, len(table) - 1)), -1)
+        single_bytes = tf.constant([bytes([b]) for b in range(256)])
+        # A character outside the table (none in a byte-level vocabulary) stays itself, as the Python code.
+        decoded = tf.where(byte >= 0, tf.gather(single_bytes, tf.maximum(byte, 0)),
+                           tf.strings.unicode_split(text, "UTF-8"))
+        return tf.strings.unicode_transcode(tf.strings.reduce_join(decoded, axis=-1), "UTF-8", "UTF-8",
+                                            errors="replace", replacement_char=0xFFFD)
+
+    def basic_words(self, tf, text):
+        from keras_hub.src.tokenizers.word_piece_tokenizer import pretokenize
+
+        from keras_pretrain.models.bert.bert_tokenizer import normalize
+
+        return pretokenize(normalize(text, False), False, False, True, True)
 
 
 def check_tokenizer(tokenizer):
-    """The tokenizer's `[CLS]`, `[SEP]`, `[PAD]` ids; `ExportError` unless it is one of our WordPiece ones."""
+    """The layout of `tokenizer` (`WordPieceLayout`: our `BertTokenizer`; `ByteLevelLayout`: keras-hub's
+    byte-level BPE, RoBERTa) with its special ids in `.ids`; `ExportError` for any other tokenizer or a
+    vocabulary without the special tokens."""
+    import keras_hub
+
     from keras_pretrain.models.bert import BertTokenizer
 
-    if not isinstance(tokenizer, BertTokenizer):
+    if isinstance(tokenizer, BertTokenizer):
+        layout = WordPieceLayout(tokenizer)
+    elif isinstance(tokenizer, keras_hub.tokenizers.BytePairTokenizer):
+        layout = ByteLevelLayout(tokenizer)
+    else:
         raise ExportError(f"question-answering serving: the tokenizer must be a WordPiece BertTokenizer (BERT, "
-                          f"ERNIE, DistilBERT); got {type(tokenizer).__name__}.")
-    ids = {name: tokenizer.token_to_id(token) for name, token in
-           (("cls", "[CLS]"), ("sep", "[SEP]"), ("pad", "[PAD]"))}
-    missing = [n for n, i in ids.items() if i is None]
+                          f"ERNIE, DistilBERT, WordPiece ALBERT) or RoBERTa's byte-level BPE; got "
+                          f"{type(tokenizer).__name__} (ALBERT's SentencePiece and XLNet are not served yet).")
+    layout.ids = {name: tokenizer.token_to_id(token) for name, token in layout.special}
+    missing = [token for (name, token) in layout.special if layout.ids[name] is None]
     if missing:
         raise ExportError(f"question-answering serving: the vocabulary has no {missing}.")
-    return ids
+    return layout
 
 
 def _ragged_ids(tf, ids):
@@ -59,8 +137,8 @@ def _column(tf, rows, value):
     return tf.RaggedTensor.from_tensor(tf.fill([rows, 1], value))
 
 
-def windows(tf, tokenizer, question, context, seq_length, doc_stride, max_query_length, ids):
-    """run_squad's features of each (question, context), in-graph.
+def windows(tf, layout, question, context, seq_length, doc_stride, max_query_length):
+    """run_squad's features of each (question, context), in-graph, in `layout`'s token layout.
 
     Returns a dict: `inputs` (token_ids, segment_ids, padding_mask int32 [N, seq_length] for the N windows),
     `example` int32 [N] (the window's row in the batch), `offset` [N] (the first doc position: question
@@ -73,13 +151,14 @@ def windows(tf, tokenizer, question, context, seq_length, doc_stride, max_query_
     batch = tf.shape(question)[0]
     words, word_starts, _ = (t.with_row_splits_dtype(tf.int64) for t in
                              tf_text.regex_split_with_offsets(context, WHITESPACE))
-    pieces = _ragged_ids(tf, tokenizer(words.flat_values))  # each word alone, as run_squad
+    tokenizer, ids = layout.tokenizer, layout.ids
+    pieces = _ragged_ids(tf, layout.doc_words(tf, words.flat_values))  # each word alone, as run_squad
     doc = tf.RaggedTensor.from_row_splits(pieces.flat_values, tf.gather(pieces.row_splits, words.row_splits))
     word_of_piece = tf.repeat(tf.ragged.range(words.row_lengths()).flat_values, pieces.row_lengths())
     query = _ragged_ids(tf, tokenizer(question))[:, :max_query_length]
     doc_length = tf.cast(doc.row_lengths(), tf.int32)
     query_length = tf.cast(query.row_lengths(), tf.int32)
-    room = seq_length - query_length - 3
+    room = seq_length - query_length - 2 - layout.separators
     count = (tf.maximum(doc_length - room, 0) + doc_stride - 1) // doc_stride + 1
     example = tf.repeat(tf.range(batch), count)
     start = tf.ragged.range(count).flat_values * doc_stride
@@ -90,13 +169,14 @@ def windows(tf, tokenizer, question, context, seq_length, doc_stride, max_query_
     window_ids = tf.gather(doc.flat_values, index)
     query_rows = tf.gather(query, example)
     cls, sep = _column(tf, rows, ids["cls"]), _column(tf, rows, ids["sep"])
-    tokens = tf.concat([cls, query_rows, sep, window_ids, sep], axis=1)
-    offset = tf.gather(query_length, example) + 2
+    tokens = tf.concat([cls, query_rows] + [sep] * layout.separators + [window_ids, sep], axis=1)
+    offset = tf.gather(query_length, example) + 1 + layout.separators
     total = offset + length + 1
     positions = tf.range(seq_length)[None, :]
     inputs = {
         "token_ids": tokens.to_tensor(ids["pad"], shape=[None, seq_length]),
-        "segment_ids": tf.cast((positions >= offset[:, None]) & (positions < total[:, None]), tf.int32),
+        "segment_ids": layout.doc_segment * tf.cast((positions >= offset[:, None]) & (positions < total[:, None]),
+                                                    tf.int32),
         "padding_mask": tf.cast(positions < total[:, None], tf.int32),
     }
     # `_check_is_max_context`: min(left, right) + 0.01 * length, the first best window of each doc piece.
@@ -160,9 +240,9 @@ def best_spans(tf, start_logits, end_logits, features, n_best_size, max_answer_l
     return window, start, end, score, null_score
 
 
-def final_text(tf, tokenizer, pred_text, orig_text):
+def final_text(tf, layout, pred_text, orig_text):
     """`get_final_text` in-graph: (text, first, last character of it in `orig_text`), each [B]."""
-    tok_text = tf.strings.reduce_join(tokenizer.basic_words(orig_text), axis=-1, separator=" ")
+    tok_text = tf.strings.reduce_join(layout.basic_words(tf, orig_text), axis=-1, separator=" ")
 
     def find(args):
         haystack, needle = args
@@ -196,20 +276,19 @@ def final_text(tf, tokenizer, pred_text, orig_text):
     return text, first, last
 
 
-def answers(tf, tokenizer, vocabulary, context, features, window, start, end, ok):
+def answers(tf, layout, vocabulary, context, features, window, start, end, ok):
     """The answer text and its character span in `context` for each example's best (window, start, end)."""
     token_ids = tf.gather(features["inputs"]["token_ids"], window)
     positions = tf.ragged.range(start, tf.maximum(end + 1, start))
     pieces = tf.gather(vocabulary, tf.gather(token_ids, positions, batch_dims=1))
-    pred_text = tf.strings.reduce_join(pieces, axis=-1, separator=" ")
-    pred_text = tf.strings.regex_replace(tf.strings.regex_replace(pred_text, " ##", ""), "##", "")
-    pred_text = tf.strings.regex_replace(tf.strings.strip(pred_text), r"\s+", " ")
+    pred_text = tf.strings.regex_replace(layout.span_text(tf, pieces), PY_WHITESPACE, " ")  # " ".join(split())
+    pred_text = tf.strings.regex_replace(pred_text, "^ | $", "")
     word_map = tf.gather(features["word"], window)
     first_word = tf.maximum(tf.gather(word_map, start[:, None], batch_dims=1)[:, 0], 0)
     last_word = tf.maximum(tf.gather(word_map, end[:, None], batch_dims=1)[:, 0], first_word)
     span_words = tf.gather(features["words"], tf.ragged.range(first_word, last_word + 1), batch_dims=1)
     orig_text = tf.strings.reduce_join(span_words, axis=-1, separator=" ")
-    text, first, last = final_text(tf, tokenizer, pred_text, orig_text)
+    text, first, last = final_text(tf, layout, pred_text, orig_text)
     # orig_text is the words joined by one space: a character index there -> (word, index in the word).
     word_lengths = tf.strings.length(span_words, unit="UTF8_CHAR").to_tensor(0)
     word_offsets = tf.cumsum(word_lengths + 1, axis=-1, exclusive=True)
@@ -235,22 +314,23 @@ def export_qa_serving(model, path, tokenizer, seq_length=384, doc_stride=128, ma
     from keras_pretrain.export.serving import _save
 
     tf = require_tensorflow_backend()
-    ids = check_tokenizer(tokenizer)
+    layout = check_tokenizer(tokenizer)
     limit = getattr(model.backbone, "max_sequence_length", None)
     if limit and seq_length > limit:
         raise ExportError(f"seq_length {seq_length} exceeds the model's {limit} positions.")
-    if not 0 < doc_stride <= seq_length - max_query_length - 3:
-        raise ExportError(f"doc_stride {doc_stride} must be in [1, {seq_length - max_query_length - 3}] "
-                          f"(seq_length {seq_length} - max_query_length {max_query_length} - 3).")
+    special = 2 + layout.separators
+    if not 0 < doc_stride <= seq_length - max_query_length - special:
+        raise ExportError(f"doc_stride {doc_stride} must be in [1, {seq_length - max_query_length - special}] "
+                          f"(seq_length {seq_length} - max_query_length {max_query_length} - {special}).")
     names = contracts.input_names(model)
     root = tf.train.Checkpoint()
     root.model = model
     root.tokenizer = tokenizer
-    vocabulary = tf.constant(tokenizer.get_vocabulary())
+    vocabulary = tf.constant(layout.vocabulary())
     specs = [tf.TensorSpec([None], tf.string, name="question"), tf.TensorSpec([None], tf.string, name="context")]
 
     def serve(question, context):
-        features = windows(tf, tokenizer, question, context, seq_length, doc_stride, max_query_length, ids)
+        features = windows(tf, layout, question, context, seq_length, doc_stride, max_query_length)
         x = dict(features["inputs"])
         if "task_type_ids" in names:  # ERNIE 2.0 task embeddings: task 0
             x["task_type_ids"] = tf.zeros_like(x["token_ids"])
@@ -265,7 +345,7 @@ def export_qa_serving(model, path, tokenizer, seq_length=384, doc_stride=128, ma
             result["no_answer_score"] = tf.cast(no_answer, tf.float32)
             found &= ~(no_answer > null_score_diff_threshold)
         result["answer"], result["start"], result["end"] = answers(
-            tf, tokenizer, vocabulary, context, features, window, start, end, found)
+            tf, layout, vocabulary, context, features, window, start, end, found)
         return result
 
     return _save(tf, root, model, serve, specs, path)
