@@ -23,8 +23,10 @@ with its head (`*ForSequenceClassification`, with `problem_type` regression / mu
 `*ForMultipleChoice` as `keras_pretrain.tasks.MultipleChoice`; `*ForQuestionAnswering` of BERT, ALBERT,
 RoBERTa, DistilBERT and ERNIE and `XLNetForQuestionAnsweringSimple` as
 `keras_pretrain.tasks.SpanQuestionAnswering`; `XLNetForQuestionAnswering`, the beam and answer class, as
-`keras_pretrain.tasks.BeamQuestionAnswering`); `task=False` loads the backbone alone and says which head it
-skipped. An architecture with no task here yet (`*ForTokenClassification`) is a clear error.
+`keras_pretrain.tasks.BeamQuestionAnswering`; `*ForTokenClassification` of BERT, ALBERT, RoBERTa, DistilBERT,
+ERNIE and XLNet as `keras_pretrain.tasks.TokenClassifier`); `task=False` loads the backbone alone and says which
+head it skipped. An architecture with no task here (`BertForNextSentencePrediction`, `*ForCausalLM`) is a clear
+error.
 
 The other way, `to_huggingface(model, folder, tokenizer=...)` writes `config.json`, `model.safetensors` and
 the tokenizer files that `transformers.AutoModel*.from_pretrained(folder)` and `AutoTokenizer` read: the

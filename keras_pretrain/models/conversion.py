@@ -341,6 +341,46 @@ def question_answering(names=("qa_outputs.*",), place=load_hf_qa_head, dropout_k
                   backbone_options=dict(backbone_options or {}))
 
 
+TOKEN_CLASSIFICATION = "keras_pretrain.tasks.token_classifier:TokenClassifier"
+
+
+def load_hf_token_head(task, loader):
+    """`*ForTokenClassification`'s `classifier` Linear(H, num_labels) on the token states."""
+    from keras_pretrain.checkpoints.names import HF
+    from keras_pretrain.models.block_weights import load_dense
+
+    load_dense(loader, task.classifier, *HF.dense("", "classifier"), HF.linear)
+
+
+def is_token_classifier(model):
+    from keras_pretrain.tasks.token_classifier import TokenClassifier
+
+    return isinstance(model, TokenClassifier)
+
+
+def token_classification(dropout_keys=("classifier_dropout", "hidden_dropout_prob"), backbone_options=None):
+    """The `HFHead` of a family's `*ForTokenClassification` (any `TokenClassifier` of the family exports as it):
+    `classifier` on the token states, `num_labels` from `id2label`. `dropout_keys`: the config keys transformers
+    reads the head's dropout from, the first set one wins (BERT, ERNIE, RoBERTa: `classifier_dropout`, else
+    `hidden_dropout_prob`; ALBERT `classifier_dropout_prob`; DistilBERT `dropout`; XLNet's head has none: ())."""
+
+    def build(backbone, config, source):
+        count, _ = num_labels(config, source)
+        dropout = next((config[k] for k in dropout_keys if config.get(k) is not None), 0.1 if dropout_keys else 0.0)
+        return resolve(TOKEN_CLASSIFICATION)(backbone, num_classes=count, dropout=float(dropout))
+
+    def to_config(task):
+        labels = {str(i): f"LABEL_{i}" for i in range(task.num_classes)}
+        config = {"id2label": labels, "label2id": {v: int(k) for k, v in labels.items()}}
+        if dropout_keys and dropout_keys[0] != "dropout":  # DistilBERT's `dropout` is the backbone's too
+            config[dropout_keys[0]] = task.dropout
+        return config
+
+    return HFHead("token_classification", TOKEN_CLASSIFICATION, load_hf_token_head, names=("classifier.*",),
+                  build=build, to_config=to_config, matches=is_token_classifier,
+                  backbone_options=dict(backbone_options or {}))
+
+
 BEAM_QUESTION_ANSWERING = "keras_pretrain.tasks.beam_question_answering:BeamQuestionAnswering"
 
 

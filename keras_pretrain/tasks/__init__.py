@@ -5,3 +5,4 @@ from keras_pretrain.tasks.beam_question_answering import BeamQuestionAnswering
 from keras_pretrain.tasks.multiple_choice import MultipleChoice
 from keras_pretrain.tasks.question_answering import SpanQuestionAnswering
 from keras_pretrain.tasks.sequence_classifier import SequenceClassifier
+from keras_pretrain.tasks.token_classifier import TokenClassifier

@@ -190,7 +190,8 @@ HF_SPEC = conversion.HFSpec(
                                               dropout_key="classifier_dropout_prob"),
            conversion.multiple_choice(bert_convert.load_hf_classifier_head, ("classifier.*",),
                                       dropout_key="classifier_dropout_prob"),
-           conversion.question_answering()),
+           conversion.question_answering(),
+           conversion.token_classification(("classifier_dropout_prob", "hidden_dropout_prob"))),
     write_tokenizer=sentencepiece_files("AlbertTokenizer"),
 )
 

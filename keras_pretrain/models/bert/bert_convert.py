@@ -96,9 +96,10 @@ def forgive_missing_pooler(model_prefix):
 
 
 def pooler_not_in(architecture):
-    """The names a `*ForMaskedLM` or `*ForQuestionAnswering` export leaves out: transformers builds them without
-    a pooler."""
-    return ("*pooler.*",) if architecture.endswith(("ForMaskedLM", "ForQuestionAnswering")) else ()
+    """The names a `*ForMaskedLM`, `*ForQuestionAnswering` or `*ForTokenClassification` export leaves out:
+    transformers builds them without a pooler."""
+    return ("*pooler.*",) if architecture.endswith(("ForMaskedLM", "ForQuestionAnswering",
+                                                     "ForTokenClassification")) else ()
 
 
 def pretrainer_suffix(pretrainer):
@@ -188,7 +189,8 @@ HF_SPEC = conversion.HFSpec(
     tasks=(conversion.sequence_classification("keras_pretrain.models.bert.bert_classifier:BertClassifier",
                                               load_hf_classifier_head, ("classifier.*",)),
            conversion.multiple_choice(load_hf_classifier_head, ("classifier.*",)),
-           conversion.question_answering()),
+           conversion.question_answering(),
+           conversion.token_classification()),
     write_tokenizer=wordpiece_files(),
 )
 

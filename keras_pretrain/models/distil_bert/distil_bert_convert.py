@@ -114,7 +114,8 @@ HF_SPEC = dataclasses.replace(
         load_hf_classifier_head, ("pre_classifier.*", "classifier.*"), dropout_key="seq_classif_dropout"),
            conversion.multiple_choice(load_hf_classifier_head, ("pre_classifier.*", "classifier.*"),
                                       dropout_key="seq_classif_dropout"),
-           conversion.question_answering(dropout_key="qa_dropout")),
+           conversion.question_answering(dropout_key="qa_dropout"),
+           conversion.token_classification(("dropout",))),
 )
 
 

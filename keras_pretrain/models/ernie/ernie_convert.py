@@ -45,7 +45,8 @@ HF_SPEC = dataclasses.replace(
     tasks=(conversion.sequence_classification("keras_pretrain.models.ernie.ernie_classifier:ErnieClassifier",
                                               bert_convert.load_hf_classifier_head, ("classifier.*",)),
            conversion.multiple_choice(bert_convert.load_hf_classifier_head, ("classifier.*",)),
-           conversion.question_answering()),
+           conversion.question_answering(),
+           conversion.token_classification()),
 )
 
 

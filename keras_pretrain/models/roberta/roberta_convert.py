@@ -114,9 +114,9 @@ def to_hf_config(backbone):
 
 
 def pooler_not_in(architecture):
-    """`RobertaForQuestionAnswering` has no pooler (`add_pooling_layer=False`): a task's backbone built with one
-    (`use_pooler=True`, unread by the task) exports without it."""
-    return ("*pooler.*",) if architecture.endswith("ForQuestionAnswering") else ()
+    """`RobertaForQuestionAnswering` and `RobertaForTokenClassification` have no pooler (`add_pooling_layer=
+    False`): a task's backbone built with one (`use_pooler=True`, unread by the task) exports without it."""
+    return ("*pooler.*",) if architecture.endswith(("ForQuestionAnswering", "ForTokenClassification")) else ()
 
 
 def pretrainer_suffix(pretrainer):
@@ -135,7 +135,8 @@ HF_SPEC = conversion.HFSpec(
                                               load_hf_classifier_head, ("classifier.*",)),
            conversion.multiple_choice(load_hf_multiple_choice_head, ("classifier.*",),
                                       dropout_key="hidden_dropout_prob", backbone_options={"use_pooler": False}),
-           conversion.question_answering(backbone_options={"use_pooler": False})),
+           conversion.question_answering(backbone_options={"use_pooler": False}),
+           conversion.token_classification(backbone_options={"use_pooler": False})),
     left_out=pooler_not_in,
     write_tokenizer=bpe_files("RobertaTokenizer", lambda t: dict(t.vocabulary), lambda t: list(t.merges),
                               bos_token="<s>", eos_token="</s>", sep_token="</s>", cls_token="<s>",

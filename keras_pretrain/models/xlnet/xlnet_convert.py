@@ -176,7 +176,8 @@ HF_SPEC = conversion.HFSpec(
                                       dropout_key="summary_last_dropout", check=check_summary,
                                       to_config=summary_config),
            conversion.question_answering(suffix="ForQuestionAnsweringSimple"),
-           conversion.beam_question_answering()),
+           conversion.beam_question_answering(),
+           conversion.token_classification(())),
     write_tokenizer=sentencepiece_files("XLNetTokenizer", keep_accents=False),
 )
 
