@@ -174,8 +174,9 @@ def main(parser, args, out, family, backbone, tokenizer, seq_length):
     from recipes import finetune_squad_albert as albert
     from recipes import finetune_squad_beam as beam
 
-    if beam.uses_beam(family, args, tokenizer):  # XLNet, ALBERT v2.0 (SentencePiece): the authors' answer-class model and pipelines
-        return beam.main(parser, args, out, family, backbone, tokenizer, seq_length, check_lengths)
+    layout = beam.beam_layout(family, args, tokenizer)
+    if layout:  # XLNet, ALBERT v2.0 (SentencePiece): the authors' answer-class model and pipelines
+        return beam.main(parser, args, out, family, backbone, tokenizer, seq_length, check_lengths, layout)
     train, predict, dataset = read_examples(parser, args)  # run_squad's reader checks the files either way
     sentencepiece = is_sentencepiece(tokenizer)
     if sentencepiece:  # ALBERT: albert squad_utils' reader, features and predictions

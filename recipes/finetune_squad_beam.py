@@ -25,12 +25,18 @@ BEAM_FIELDS = ("start_top_log_probs", "start_top_index", "end_top_log_probs", "e
 RawBeamResult = collections.namedtuple("RawBeamResult", ("unique_id",) + BEAM_FIELDS)
 
 
-def uses_beam(family, args, tokenizer):
-    """XLNet, and ALBERT v2.0 on its SentencePiece model (an ALBERT run with a WordPiece vocabulary, as the
-    albert_zh releases, takes run_squad.py's pipeline and the span head)."""
+def beam_layout(family, args, tokenizer):
+    """Whose answer-class pipeline the run takes: "xlnet" (XLNet's packing, `<cls>` last: xlnet run_squad.py,
+    v1.1 and v2.0), "albert" (ALBERT's SentencePiece model under v2.0: albert squad_utils), else None (the span
+    head; an ALBERT run with a WordPiece vocabulary, as the albert_zh releases, takes run_squad.py's)."""
+    from keras_pretrain import families
     from recipes.finetune_squad import is_sentencepiece
 
-    return family == "xlnet" or (family == "albert" and args.task == "squad-v2.0" and is_sentencepiece(tokenizer))
+    if families.get(family).packing.cls_last:
+        return "xlnet"
+    if args.task == "squad-v2.0" and is_sentencepiece(tokenizer):
+        return "albert"
+    return None
 
 
 def sentencepiece_processor(tokenizer):
@@ -43,11 +49,11 @@ def sentencepiece_processor(tokenizer):
     return spm.SentencePieceProcessor(model_proto=proto)
 
 
-def features(family, examples, tokenizer, args, seq_length, is_training):
+def features(layout, examples, tokenizer, args, seq_length, is_training):
     from keras_pretrain.data import squad_xlnet
     from recipes import finetune_squad_albert
 
-    if family == "albert":
+    if layout == "albert":
         return finetune_squad_albert.features(examples, tokenizer, args, seq_length, is_training)
     processor = sentencepiece_processor(tokenizer)
     encode_pieces = squad_xlnet.sentencepiece_functions(processor)[0]
@@ -56,7 +62,7 @@ def features(family, examples, tokenizer, args, seq_length, is_training):
         is_training=is_training, uncased=bool(tokenizer.lowercase))
 
 
-def to_arrays(family, features):
+def to_arrays(layout, features):
     """The head's inputs (`padding_mask` 1 = real token: XLNet's `input_mask` inverted) and its labels."""
     import numpy as np
 
@@ -65,8 +71,8 @@ def to_arrays(family, features):
 
     mask = column("input_mask")
     x = {"token_ids": column("input_ids"), "segment_ids": column("segment_ids"),
-         "padding_mask": 1 - mask if family == "xlnet" else mask, "p_mask": column("p_mask", "float32")}
-    if family == "xlnet":
+         "padding_mask": 1 - mask if layout == "xlnet" else mask, "p_mask": column("p_mask", "float32")}
+    if layout == "xlnet":
         x["cls_index"] = column("cls_index")
     y = None
     if features and features[0].start_position is not None:
@@ -81,8 +87,8 @@ def write_raw_results(path, results):
             f.write(json.dumps(r._asdict()) + "\n")
 
 
-def main(parser, args, out, family, backbone, tokenizer, seq_length, check_lengths):
-    """The run (see the module docstring); returns its summary."""
+def main(parser, args, out, family, backbone, tokenizer, seq_length, check_lengths, layout):
+    """The run (see the module docstring) in `layout` ("xlnet", "albert": `beam_layout`); returns its summary."""
     import numpy as np
     import tensorflow as tf
 
@@ -98,19 +104,19 @@ def main(parser, args, out, family, backbone, tokenizer, seq_length, check_lengt
     from recipes.finetune_squad import read_examples
 
     _, _, dataset = read_examples(parser, args)  # run_squad's checks of the files (v2.0 data under v1.1, ...)
-    if family == "albert":
+    if layout == "albert":
         finetune_squad_albert.check(parser, args, tokenizer, v2=True)
     train, predict = finetune_squad_albert.read(parser, args)  # the reader both authors share
     check_lengths(parser, args, seq_length)
-    train_features = features(family, train, tokenizer, args, seq_length, True)
-    predict_features = features(family, predict, tokenizer, args, seq_length, False)
+    train_features = features(layout, train, tokenizer, args, seq_length, True)
+    predict_features = features(layout, predict, tokenizer, args, seq_length, False)
     version = TASKS[args.task]
-    print(f"SQuAD {version} ({family}'s run_squad, answer-class model): {len(train)} training questions -> "
+    print(f"SQuAD {version} ({layout}'s run_squad, answer-class model): {len(train)} training questions -> "
           f"{len(train_features)} windows, {len(predict)} questions to predict -> {len(predict_features)} windows "
           f"(length {seq_length}, stride {args.doc_stride})")
     os.makedirs(out, exist_ok=True)
     if args.features_only:
-        write = squad_xlnet.write_features if family == "xlnet" else squad_sentencepiece.write_features
+        write = squad_xlnet.write_features if layout == "xlnet" else squad_sentencepiece.write_features
         counts = {"train": write(train_features, os.path.join(out, "train.tf_record"), True),
                   "eval": write(predict_features, os.path.join(out, "eval.tf_record"), False)}
         print(f"wrote {counts['train']} train and {counts['eval']} eval records to {out}")
@@ -119,21 +125,21 @@ def main(parser, args, out, family, backbone, tokenizer, seq_length, check_lengt
         return summary
 
     model = BeamQuestionAnswering(backbone)
-    x, y, _ = to_arrays(family, train_features)
+    x, y, _ = to_arrays(layout, train_features)
     model.compile(optimizer=finetune_tasks.optimizer(model, args, len(train_features)))
     print(f"fine-tuning {family} ({type(backbone).__name__}) with the answer-class head; rate "
           f"{args.learning_rate:g}")
     rows = tf.data.Dataset.from_tensor_slices({**x, **y}).shuffle(len(train_features), seed=args.seed)
     model.fit(rows.batch(args.batch_size), epochs=args.epochs, verbose=args.verbose)
 
-    x, _, unique_ids = to_arrays(family, predict_features)
+    x, _, unique_ids = to_arrays(layout, predict_features)
     outputs = model.predict(x, batch_size=args.batch_size, verbose=0)
     results = [RawBeamResult(int(u), *[np.asarray(outputs[name][i]).tolist() for name in BEAM_FIELDS])
                for i, u in enumerate(unique_ids)]
     write_raw_results(os.path.join(out, "raw_results.jsonl"), results)
     predictions, nbest, null_odds = squad_predictions_beam.write_predictions(
         predict, predict_features, results, args.n_best_size, args.max_answer_length, model.start_n_top,
-        model.end_n_top, layout=family, null_score_diff_threshold=args.null_score_diff_threshold)
+        model.end_n_top, layout=layout, null_score_diff_threshold=args.null_score_diff_threshold)
     null_odds = null_odds if version == "v2.0" else None
     squad_predictions.write_prediction_files(out, predictions, nbest, null_odds)
     scores = squad_eval.evaluate(dataset, predictions, null_odds)
@@ -143,7 +149,8 @@ def main(parser, args, out, family, backbone, tokenizer, seq_length, check_lengt
     model.save(keras_path)
     print(f"saved: {keras_path}; predictions.json, nbest_predictions.json"
           + (", null_odds.json" if null_odds else "") + f", raw_results.jsonl in {out}")
-    print("no serving SavedModel: the in-graph SQuAD pipeline is WordPiece's (BERT, ERNIE, DistilBERT) for now")
+    print("no serving SavedModel: the in-graph SQuAD pipeline is run_squad's (WordPiece, RoBERTa's BPE); the "
+          "answer-class pipelines (their character alignment and beam) are not in-graph yet")
     summary = {"family": family, "task": args.task, "eval": scores, "seq_length": seq_length,
                "train_windows": len(train_features), "predict_windows": len(predict_features),
                "learning_rate": args.learning_rate, "serving": None, "head": "answer_class"}
