@@ -34,6 +34,7 @@ from keras_pretrain.data.packing import GPT
 from keras_pretrain.data.packing import truncate  # noqa: F401 (recipes.finetune.truncate, as before)
 from recipes import common
 from recipes import finetune_data
+from recipes import finetune_ner
 from recipes import finetune_squad
 from recipes import finetune_tasks
 
@@ -47,13 +48,14 @@ def build_parser():
     parser = argparse.ArgumentParser(prog="python -m recipes.finetune", description=__doc__,
                                      formatter_class=common.HelpFormatter)
     parser.add_argument("--from", dest="source", required=True, help="pretraining run folder, module folder, or a published release (folder, archive or checkpoint in any format keras_pretrain.convert.load reads)")
-    parser.add_argument("--task", default="classify", choices=list(finetune_data.TASKS) + list(finetune_squad.TASKS),
-                        help="classify / pair / regression / multi-label (a table, --data), a GLUE task, swag or race (a task folder, --data-dir), squad-v1.1 / squad-v2.0 (--train-file, --predict-file)")
+    parser.add_argument("--task", default="classify", choices=list(finetune_data.TASKS) + list(finetune_squad.TASKS) + list(finetune_ner.TASKS),
+                        help="classify / pair / regression / multi-label (a table, --data), a GLUE task, swag or race (a task folder, --data-dir), squad-v1.1 / squad-v2.0 (JSON) or ner (CoNLL files) (--train-file, --predict-file)")
     parser.add_argument("--data", default=None, help="table tasks: TSV/CSV with a header (None: the bundled dataset of classify / pair)")
     parser.add_argument("--validation-data", default=None, help="table tasks: a validation table (None: --validation-fraction of --data)")
     parser.add_argument("--data-dir", default=None, help="GLUE / SWAG / RACE: the task folder as the download lays it out")
     parser.add_argument("--features-only", action="store_true", help="GLUE, SQuAD: write train.tf_record and eval.tf_record (the authors' features) to --out and stop")
     finetune_squad.add_arguments(parser)
+    finetune_ner.add_arguments(parser)
     parser.add_argument("--epochs", type=int, default=3, help="training epochs")
     parser.add_argument("--batch-size", type=int, default=32, help="batch size")
     parser.add_argument("--seq-length", type=int, default=None, help="packed length (default: 128, SQuAD 384; the tiny models 64; at most the model's positions)")
@@ -264,8 +266,10 @@ def check_arguments(parser, args):
     squad = args.task in finetune_squad.TASKS
     if squad:
         finetune_squad.check_arguments(parser, args)
+    elif args.task in finetune_ner.TASKS:
+        finetune_ner.check_arguments(parser, args)
     elif args.train_file or args.predict_file:
-        parser.error(f"--train-file / --predict-file are SQuAD's; --task {args.task} reads "
+        parser.error(f"--train-file / --predict-file are SQuAD's and NER's; --task {args.task} reads "
                      + ("--data" if table else "--data-dir"))
     if args.features_only and args.task not in finetune_data.GLUE_TASKS and not squad:
         parser.error("--features-only writes the features of the authors' scripts: a GLUE or SQuAD --task only")
@@ -317,7 +321,8 @@ def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
     check_arguments(parser, args)
-    data = None if args.task in finetune_squad.TASKS else finetune_data.read_task(parser, args)
+    files = args.task in finetune_squad.TASKS or args.task in finetune_ner.TASKS  # --train-file, --predict-file
+    data = None if files else finetune_data.read_task(parser, args)
     out = output_folder(parser, args)
 
     import keras
@@ -335,6 +340,9 @@ def main(argv=None):
     seq_length = args.seq_length or min(finetune_tasks.default_seq_length(backbone), limit or 10**9)
     if args.learning_rate is None:
         args.learning_rate = finetune_tasks.default_learning_rate(backbone)
+    if args.task in finetune_ner.TASKS:
+        return finetune_ner.main(parser, args, out, family, backbone, tokenizer, seq_length,
+                                 preprocessor(family, tokenizer))
     if data is None:  # SQuAD
         if args.seq_length is None:
             seq_length = min(finetune_squad.DEFAULT_SEQ_LENGTH, limit or 10**9)

@@ -41,8 +41,8 @@ DEFAULT_SEQ_LENGTH = 384
 
 
 def add_arguments(parser):
-    parser.add_argument("--train-file", default=None, help="SQuAD: the training JSON (train-v1.1.json, train-v2.0.json)")
-    parser.add_argument("--predict-file", default=None, help="SQuAD: the JSON to predict and score (dev-v1.1.json, dev-v2.0.json)")
+    parser.add_argument("--train-file", default=None, help="SQuAD: the training JSON (train-v1.1.json, train-v2.0.json); NER: the training CoNLL file")
+    parser.add_argument("--predict-file", default=None, help="SQuAD: the JSON to predict and score (dev-v1.1.json, dev-v2.0.json); NER: the CoNLL file to predict and score")
     parser.add_argument("--doc-stride", type=int, default=128, help="SQuAD: the step between context windows")
     parser.add_argument("--max-query-length", type=int, default=64, help="SQuAD: question tokens kept")
     parser.add_argument("--n-best-size", type=int, default=20, help="SQuAD: candidate answers per question")

@@ -8,9 +8,12 @@
 - The word's label goes on its first piece; the other pieces, the special tokens and the padding get
   `IGNORE` (-100: transformers' ignore index; tagging_data_lib writes -1), which `TokenClassifier`'s loss and
   accuracy skip.
-- A sentence longer than a window is cut between words into consecutive windows (`sub_sentence_id` 0, 1, ...;
-  no word is split and none repeated, as tagging_data_lib); `word_predictions` merges the windows back into one
-  prediction per word of the sentence.
+- A sentence longer than a window is cut between words into windows (`sub_sentence_id` 0, 1, ...; no word is
+  split). With `overlap=0` they follow each other, none repeated (tagging_data_lib); `overlap=k` starts each next
+  window `k` words before the previous one ended (the stride of transformers' overflowing windows, in words), so
+  a word near a cut still sees its context. `word_predictions` merges the windows back into one prediction per
+  word: from the window where the word has the most context on its poorer side (SQuAD's max-context rule, in
+  words; ties: the earlier window).
 - Each window is packed by the family's `Packing` (`[CLS] pieces [SEP]`, RoBERTa's `<s> ... </s>`, XLNet's
   `pieces <sep> <cls>` padded on the left), so the labels follow the tokens wherever the packing puts them.
 """
@@ -34,6 +37,7 @@ class TaggingFeature:
             sentences come without labels).
         word_ids: per token, the index in the sentence of the word the piece belongs to, `NO_WORD` for the
             special tokens.
+        words: `(first, end)`, the sentence's words the window holds.
     """
 
     sentence_id: int
@@ -42,6 +46,7 @@ class TaggingFeature:
     segment_ids: tuple
     label_ids: tuple
     word_ids: tuple
+    words: tuple = (0, 0)
 
 
 def word_tokenizer(tokenize_batch, sentences, prefix_space=False):
@@ -60,20 +65,23 @@ def word_tokenizer(tokenize_batch, sentences, prefix_space=False):
     return lambda word: table[space + word]
 
 
-def _windows(pieces, budget):
-    """tagging_data_lib's cut: consecutive words while their pieces fit `budget`; `[(first, last + 1)]`."""
-    windows, start, used = [], 0, 0
-    for i, count in enumerate(len(p) for p in pieces):
-        if used + count > budget and i > start:
-            windows.append((start, i))
-            start, used = i, 0
-        used += count
-    if start < len(pieces):
-        windows.append((start, len(pieces)))
+def _windows(pieces, budget, overlap=0):
+    """The windows `[(first, end)]` of words whose pieces fit `budget`: each as many words as fit from its
+    first (tagging_data_lib's cut); the next starts `overlap` words before the end (at least one word on)."""
+    windows, start = [], 0
+    while start < len(pieces):
+        end, used = start, 0
+        while end < len(pieces) and (end == start or used + len(pieces[end]) <= budget):
+            used += len(pieces[end])
+            end += 1
+        windows.append((start, end))
+        if end == len(pieces):
+            break
+        start = max(start + 1, end - overlap)
     return windows
 
 
-def convert_sentences_to_features(sentences, labels, tokenize, seq_length, packing, special, unk_id):
+def convert_sentences_to_features(sentences, labels, tokenize, seq_length, packing, special, unk_id, overlap=0):
     """The windows of `sentences` (lists of words) with their word `labels` (lists of ints, or None).
 
     Args:
@@ -84,11 +92,14 @@ def convert_sentences_to_features(sentences, labels, tokenize, seq_length, packi
         packing: the family's `keras_pretrain.data.packing.Packing`.
         special: dict with the `cls` and `sep` ids.
         unk_id: the unknown token's id (a word without pieces or longer than a window).
+        overlap: int >= 0, the words a window of a long sentence repeats from the end of the one before.
 
     Returns:
         list of `TaggingFeature`, the sentences' windows in order.
     """
     budget = seq_length - packing.num_special_tokens(1)
+    if overlap < 0:
+        raise ValueError(f"overlap must be >= 0; got {overlap}.")
     if budget < 1:
         raise ValueError(f"seq_length {seq_length} leaves no room for a word after the special tokens.")
     features = []
@@ -100,7 +111,7 @@ def convert_sentences_to_features(sentences, labels, tokenize, seq_length, packi
         for word in words:
             ids = tokenize(word)
             pieces.append(ids if ids and len(ids) <= budget else [unk_id])
-        for rank, (first, end) in enumerate(_windows(pieces, budget)):
+        for rank, (first, end) in enumerate(_windows(pieces, budget, overlap)):
             ids, label_ids, word_ids = [], [], []
             for w in range(first, end):
                 ids += pieces[w]
@@ -110,7 +121,7 @@ def convert_sentences_to_features(sentences, labels, tokenize, seq_length, packi
             label_row, _ = packing.pack_lists([label_ids], IGNORE, IGNORE)
             word_row, _ = packing.pack_lists([word_ids], NO_WORD, NO_WORD)
             features.append(TaggingFeature(sentence_id, rank, tuple(tokens), tuple(types), tuple(label_row),
-                                           tuple(word_row)))
+                                           tuple(word_row), (first, end)))
     return features
 
 
@@ -151,9 +162,15 @@ def word_predictions(features, logits, word_ids, sentence_lengths, strategy="fir
     probabilities /= probabilities.sum(-1, keepdims=True)
     labels = [[0] * n for n in sentence_lengths]
     scores = [[0.0] * n for n in sentence_lengths]
+    context = [[-1] * n for n in sentence_lengths]  # the context of the window each word's prediction is from
     for row, feature in enumerate(features):
         words = np.asarray(word_ids[row])
+        first, end = feature.words
         for word in np.unique(words[words >= 0]):
+            room = min(word - first, end - 1 - word)
+            if room <= context[feature.sentence_id][word]:
+                continue  # an earlier window gives the word as much context
+            context[feature.sentence_id][word] = room
             where = np.flatnonzero(words == word)
             if strategy == "first":
                 p = probabilities[row, where[0]]

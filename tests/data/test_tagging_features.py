@@ -141,3 +141,33 @@ def test_windows_merge_back_into_one_label_per_word():
     assert tf_features.word_predictions(features, logits, words, [11, 1], "max")[0][0] == list(range(11))
     with pytest.raises(ValueError, match="strategy"):
         tf_features.word_predictions(features, logits, words, [11, 1], "vote")
+
+
+def test_overlapping_windows_predict_each_word_from_its_best_context():
+    """`overlap=k`: each window after the first starts k words before the previous one ended; a word's
+    prediction comes from the window where its poorer side has the most words (the earlier one on ties)."""
+    packing = families.get("bert").packing
+    sentence = [f"w{i}" for i in range(30)]
+    pieces = {w: [10 + i % 7] * (1 + i % 2) for i, w in enumerate(sentence)}
+    features = tf_features.convert_sentences_to_features([sentence], [list(range(30))], pieces.__getitem__, 12,
+                                                         packing, {"cls": 2, "sep": 3}, 1, overlap=3)
+    spans = [f.words for f in features]
+    assert spans[0][0] == 0 and spans[-1][1] == 30 and len(spans) > 3
+    for (first, end), (next_first, _) in zip(spans, spans[1:]):
+        assert next_first == end - 3  # 3 words repeated
+    _, labels, words = tf_features.to_arrays(features, 12, packing, 0)
+    assert sorted(set(labels[labels >= 0].tolist())) == list(range(30))  # labelled in every window holding them
+    logits = np.full(words.shape + (len(spans),), -5.0)
+    for row in range(len(features)):
+        logits[row, :, row] = 5.0  # each window votes its own rank
+    predicted, _ = tf_features.word_predictions(features, logits, words, [30])
+    for word in range(30):
+        rooms = [(min(word - a, b - 1 - word), -rank) for rank, (a, b) in enumerate(spans) if a <= word < b]
+        assert predicted[0][word] == -max(rooms)[1], word
+    assert len(set(predicted[0])) == len(spans)  # every window gives some words
+    no_overlap = tf_features.convert_sentences_to_features([sentence], None, pieces.__getitem__, 12, packing,
+                                                           {"cls": 2, "sep": 3}, 1)
+    assert [f.words[0] for f in no_overlap[1:]] == [f.words[1] for f in no_overlap[:-1]]  # tagging_data_lib's cut
+    with pytest.raises(ValueError, match="overlap"):
+        tf_features.convert_sentences_to_features([sentence], None, pieces.__getitem__, 12, packing,
+                                                  {"cls": 2, "sep": 3}, 1, overlap=-1)
