@@ -14,7 +14,10 @@ latency and batch 32 throughput, vs transformers), generation (GPT greedy decodi
 transformers generate), data (dynamic masking vs DataCollatorForLanguageModeling, tokenization vs
 BertTokenizerFast), corpus (static data builders, memory, the dynamic feed: `benchmarks.bench_corpus`),
 precision (bfloat16: `benchmarks.bench_precision`), serving (int8, and the exported SavedModel with
-strings in vs `predict` vs transformers' tokenizer + model: `benchmarks.bench_serving`). Model FLOPs
+strings in vs `predict` vs transformers' tokenizer + model: `benchmarks.bench_serving`), qa (SQuAD: the
+BERT-base fine-tuning step at seq 384 vs BertForQuestionAnswering, and the QA serving SavedModel, strings in and
+answers out, vs transformers' tokenizer + model + Python post-processing; the same threads on both sides:
+`benchmarks.bench_qa`). Model FLOPs
 utilization = achieved FLOP/s of the BERT-base step (formula in `benchmarks.cases.mlm_step_flops`) / the
 best matmul FLOP/s of the same run.
 """
@@ -32,11 +35,12 @@ from benchmarks.report import failed, fmt, ratio, table, write_results
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(ROOT, "benchmarks", "RESULTS.md")
-GROUPS = ("matmul", "mlm", "families", "fit", "inference", "generation", "data", "corpus", "precision", "serving")
-# The default tier (`make bench`) runs the groups of the open benchmark issue (22: every family, `fit`, encoder
-# throughput, bfloat16, serving); the groups of resolved issues (the BERT MLM step and its matmul reference,
-# generation, data, the corpus builders) run in `--full` and with `--only`.
-DEFAULT_GROUPS = ("families", "fit", "inference", "precision", "serving")
+GROUPS = ("matmul", "mlm", "families", "fit", "inference", "generation", "data", "corpus", "precision", "serving",
+          "qa")
+# The default tier (`make bench`) runs the groups of the open benchmark issues (22: every family, `fit`, encoder
+# throughput, bfloat16, serving; 41: SQuAD, `qa`); the groups of resolved issues (the BERT MLM step and its matmul
+# reference, generation, data, the corpus builders) run in `--full` and with `--only`.
+DEFAULT_GROUPS = ("families", "fit", "inference", "precision", "serving", "qa")
 BACKENDS = ("tensorflow", "jax", "torch")
 # The encoder families timed for inference (shapes in benchmarks.cases.ENCODERS); the family list itself is
 # keras_pretrain.families.
@@ -159,6 +163,16 @@ def plan(args):
         for family in serving_families:
             cases.append(("serving", f"saved_model {family}", "tensorflow", "saved_model_serving",
                           dict(family=family, repeats=[7, 3] if full else [3, 2], **threads)))
+    if "qa" in args.only:
+        # Issue 45's rules: one process, the same threads per side (`--torch_threads`, default 1), >= 5 rounds.
+        # Every backend in every tier (~6 minutes each on 2 cores): with the same threads the ratio differs by
+        # backend (2026-12-04, one thread: JAX 0.88x, PyTorch 1.22x, TensorFlow 1.50x).
+        threads = args.torch_threads or 1
+        for backend in args.backends:
+            cases.append(("qa", f"step {backend}", backend, "qa_step", dict(rounds=5, threads=threads)))
+        # The SavedModel is a TensorFlow program. BERT-base over ~2.5 windows of 384 per question: batch 8 here.
+        cases.append(("qa", "serving", "tensorflow", "qa_serving",
+                      dict(batch=32 if full else 8, rounds=5, threads=threads)))
     return cases
 
 
@@ -204,6 +218,9 @@ def quick_plan(args):
         cases.append(("serving", "int8 bert", backend, "encoder_int8", dict(family="bert", tiny=True, rounds=2)))
         cases.append(("serving", "saved_model bert", "tensorflow", "saved_model_serving",
                       dict(family="bert", tiny=True, repeats=[3, 2])))
+    if "qa" in args.only:
+        cases.append(("qa", f"step {backend}", backend, "qa_step", dict(shape="tiny", rounds=2)))
+        cases.append(("qa", "serving", "tensorflow", "qa_serving", dict(shape="tiny", batch=8, rounds=2)))
     return cases
 
 
@@ -505,6 +522,11 @@ def build_report(results, args, info, load_start, load_end, started, wall):
     serving_sections, serving_targets = bench_serving.report(by, args.quick)
     sections += serving_sections
     targets += serving_targets
+    from benchmarks import bench_qa
+
+    qa_sections, qa_targets = bench_qa.report(by, args.quick)
+    sections += qa_sections
+    targets += qa_targets
 
     # Targets.
     if targets:
