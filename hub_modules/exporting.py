@@ -275,6 +275,29 @@ def export_qa_serving(model, path, tokenizer, **options):
     return spec
 
 
+def export_tagging_serving(model, path, tokenizer, labels, **options):
+    """Writes a `TokenClassifier`'s NER serving SavedModel to `path` (`NAME/1`), on any backend.
+
+    See `keras_pretrain.export.tagging_serving.export_tagging_serving` (`options`: `seq_length`, `overlap`,
+    `aggregation`); under JAX or PyTorch the model and tokenizer are saved to a temporary folder and written by
+    a TensorFlow-backend subprocess. Returns the `metadata.json`-style description.
+    """
+    from keras_pretrain.export import tagging_serving
+
+    path = os.fspath(path)
+    spec = {"path": path, "signature": "serving_default", "inputs": ["text"],
+            "outputs": list(tagging_serving.OUTPUTS), "token_classification": True, "labels": list(labels),
+            "options": options, "requires": "tensorflow_text"}
+    if keras.config.backend() == "tensorflow":
+        tagging_serving.export_tagging_serving(model, path, tokenizer, list(labels), **options)
+        return spec
+    with tempfile.TemporaryDirectory() as tmp:
+        model.save(os.path.join(tmp, "model.keras"))
+        save_tokenizer(tokenizer, os.path.join(tmp, "tokenizer"))
+        _run_tensorflow(["--serving", tmp, json.dumps(spec)], path)
+    return spec
+
+
 def _run_tensorflow(args, out_dir):
     env = dict(os.environ, KERAS_BACKEND="tensorflow")
     result = subprocess.run([sys.executable, "-m", "hub_modules.exporting", *args], env=env,
@@ -300,6 +323,10 @@ def _export(model, tokenizer, spec, family=None):
         from keras_pretrain.export import qa_serving
 
         qa_serving.export_qa_serving(model, spec["path"], tokenizer, **spec["options"])
+    elif spec.get("token_classification"):
+        from keras_pretrain.export import tagging_serving
+
+        tagging_serving.export_tagging_serving(model, spec["path"], tokenizer, spec["labels"], **spec["options"])
     elif spec.get("multiple_choice"):
         serving.export_choice_serving(model, spec["path"], tokenizer=tokenizer, seq_length=spec["seq_length"],
                                       family=family)

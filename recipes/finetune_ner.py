@@ -14,7 +14,10 @@ labelled pieces), then writes to `--out`:
   pieces, as transformers' strategies);
 - `eval_results.json`: `keras_pretrain.metrics.entity_scores` of that file (seqeval's default mode, which
   `python -m recipes.evaluate conll --predictions predictions.txt` prints too);
-- `tagger.keras` (the task, ids in) and `labels.json` (the tag of each class id).
+- `tagger.keras` (the task, ids in) and `labels.json` (the tag of each class id);
+- `ner/1/`, the serving SavedModel (TensorFlow Serving's layout; skipped with `--no-export`): `text` in (words
+  separated by whitespace), its entities (text, type, character offsets, score) and each word's tag out, equal to
+  the Python predictions (`keras_pretrain.export.tagging_serving`).
 
 The families whose packing is built in-graph (BERT, ALBERT, ERNIE, RoBERTa, DistilBERT, XLNet) are supported.
 """
@@ -74,24 +77,6 @@ def read(parser, args):
     return train, predict, labels
 
 
-def unknown_id(tokenizer):
-    """The unknown token's id (`[UNK]`, `<unk>`)."""
-    for name in ("unk_token_id", "oov_token"):
-        value = getattr(tokenizer, name, None)
-        if isinstance(value, int):
-            return value
-        if isinstance(value, str) and tokenizer.token_to_id(value) is not None:
-            return tokenizer.token_to_id(value)
-    for token in ("[UNK]", "<unk>"):
-        try:
-            found = tokenizer.token_to_id(token)
-        except (KeyError, ValueError):
-            continue
-        if found is not None:
-            return found
-    raise ValueError(f"the vocabulary of {type(tokenizer).__name__} has no unknown token ([UNK], <unk>)")
-
-
 def features(sentences, text, seq_length, labels, overlap=0):
     """The windows and their NumPy arrays: `(features, x, label ids, word ids)`."""
     import keras_hub
@@ -104,9 +89,9 @@ def features(sentences, text, seq_length, labels, overlap=0):
     tokenize = tagging_features.word_tokenizer(tokenizer, [s.tokens for s in sentences], prefix_space=byte_level)
     index = {tag: i for i, tag in enumerate(labels)}
     tag_ids = [[index[t] for t in s.tags] for s in sentences]
+    unk = tagging_features.unknown_id(tokenizer)
     windows = tagging_features.convert_sentences_to_features([s.tokens for s in sentences], tag_ids, tokenize,
-                                                             seq_length, text.packing, ids, unknown_id(tokenizer),
-                                                             overlap)
+                                                             seq_length, text.packing, ids, unk, overlap)
     x, y, words = tagging_features.to_arrays(windows, seq_length, text.packing, ids["pad"])
     return windows, x, y, words
 
@@ -157,8 +142,16 @@ def main(parser, args, out, family, backbone, tokenizer, seq_length, text):
     keras_path = os.path.join(out, "tagger.keras")
     model.save(keras_path)
     print(f"saved: {keras_path}, labels.json, predictions.txt (token gold predicted) in {out}")
+    serving = None
+    if not args.no_export:
+        from hub_modules.exporting import export_tagging_serving
+
+        serving = export_tagging_serving(model, os.path.join(out, "ner", "1"), tokenizer, labels,
+                                         seq_length=seq_length, overlap=args.window_overlap,
+                                         aggregation=args.aggregation)
+        print(f"serving SavedModel (text in: entities and tags out): {out}/ner/1")
     summary = {"family": family, "task": args.task, "eval": scores, "seq_length": seq_length, "labels": labels,
                "train_windows": len(windows), "predict_windows": len(predict_windows),
-               "learning_rate": args.learning_rate, "aggregation": args.aggregation}
+               "learning_rate": args.learning_rate, "aggregation": args.aggregation, "serving": serving}
     common.write_json(os.path.join(out, "summary.json"), summary)
     return summary

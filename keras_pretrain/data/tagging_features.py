@@ -65,6 +65,24 @@ def word_tokenizer(tokenize_batch, sentences, prefix_space=False):
     return lambda word: table[space + word]
 
 
+def unknown_id(tokenizer):
+    """The unknown token's id of one of our tokenizers (`[UNK]`, `<unk>`)."""
+    for name in ("unk_token_id", "oov_token"):
+        value = getattr(tokenizer, name, None)
+        if isinstance(value, int):
+            return value
+        if isinstance(value, str) and tokenizer.token_to_id(value) is not None:
+            return tokenizer.token_to_id(value)
+    for token in ("[UNK]", "<unk>"):
+        try:
+            found = tokenizer.token_to_id(token)
+        except (KeyError, ValueError):
+            continue
+        if found is not None:
+            return found
+    raise ValueError(f"the vocabulary of {type(tokenizer).__name__} has no unknown token ([UNK], <unk>)")
+
+
 def _windows(pieces, budget, overlap=0):
     """The windows `[(first, end)]` of words whose pieces fit `budget`: each as many words as fit from its
     first (tagging_data_lib's cut); the next starts `overlap` words before the end (at least one word on)."""
@@ -181,3 +199,38 @@ def word_predictions(features, logits, word_ids, sentence_lengths, strategy="fir
             labels[feature.sentence_id][word] = int(np.argmax(p))
             scores[feature.sentence_id][word] = float(p.max())
     return labels, scores
+
+
+# BERT's CJK ideograph blocks (`BasicTokenizer._is_chinese_char`): each such character is a word of its own.
+CJK = ("\u4e00-\u9fff\u3400-\u4dbf\U00020000-\U0002a6df\U0002a700-\U0002b73f\U0002b740-\U0002b81f"
+       "\U0002b820-\U0002ceaf\uf900-\ufaff\U0002f800-\U0002fa1f")
+
+
+def text_words(text):
+    """The words of raw `text` as the NER serving SavedModel splits it: runs of non-whitespace (Python's
+    `str.split()` whitespace), each CJK ideograph a word of its own (Chinese tagged per character, as BERT's
+    basic tokenizer reads it). Returns `[(word, start, end)]` with `text[start:end] == word`."""
+    import re
+
+    return [(m.group(), m.start(), m.end()) for m in re.finditer(f"[{CJK}]|[^\\s{CJK}]+", text)]
+
+
+def word_entities(words, tags, scores, text=None, offsets=None):
+    """The entities of one sentence's tagged words, as the serving SavedModel returns them: dicts with `text`,
+    `type`, `start` / `end` (character offsets) and `score` (the mean of the words' scores); conlleval's chunking
+    (`keras_pretrain.metrics.entities`).
+
+    `text` and `offsets` (each word's `(start, end)` in it, e.g. from `text_words`): the entity's text is
+    `text[start:end]`; without them the words are read as `" ".join(words)`.
+    """
+    from keras_pretrain.metrics import entities
+
+    if offsets is None:
+        offsets, position = [], 0
+        for word in words:
+            offsets.append((position, position + len(word)))
+            position += len(word) + 1
+        text = " ".join(words)
+    return [{"text": text[offsets[first][0]:offsets[end - 1][1]], "type": kind, "start": offsets[first][0],
+             "end": offsets[end - 1][1], "score": float(np.mean(scores[first:end]))}
+            for kind, first, end in entities(list(tags))]

@@ -171,3 +171,15 @@ def test_overlapping_windows_predict_each_word_from_its_best_context():
     with pytest.raises(ValueError, match="overlap"):
         tf_features.convert_sentences_to_features([sentence], None, pieces.__getitem__, 12, packing,
                                                   {"cls": 2, "sep": 3}, 1, overlap=-1)
+
+
+def test_text_words_split_on_whitespace_and_around_each_ideograph():
+    from tests.originals import TRICKY_TEXTS
+
+    for _, text in TRICKY_TEXTS:
+        words = tf_features.text_words(text)
+        assert all(text[a:b] == w for w, a, b in words)
+        if not any("\u4e00" <= c <= "\u9fff" or "\u3400" <= c <= "\u4dbf" for c in text):
+            assert [w for w, _, _ in words] == text.split(), text
+    assert [w for w, _, _ in tf_features.text_words("新华社 Beijing电\u3000ok")] == [
+        "新", "华", "社", "Beijing", "电", "ok"]

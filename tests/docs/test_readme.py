@@ -191,6 +191,13 @@ def workdir(tmp_path_factory):
     export_qa_serving(SpanQuestionAnswering(backbone), str(work / "squad_run" / "qa" / "1"),
                       BertTokenizer(vocabulary=WORDPIECE, lowercase=True), seq_length=16, doc_stride=4,
                       max_query_length=4)
+    # "Named-entity recognition" loads ner_run/ner/1, as recipes.finetune --task ner --out ner_run writes it.
+    from hub_modules.exporting import export_tagging_serving
+    from keras_pretrain.tasks import TokenClassifier
+
+    export_tagging_serving(TokenClassifier(backbone, 3), str(work / "ner_run" / "ner" / "1"),
+                           BertTokenizer(vocabulary=WORDPIECE, lowercase=True), ["O", "B-LOC", "I-LOC"],
+                           seq_length=16)
     return work
 
 

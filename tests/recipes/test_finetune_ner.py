@@ -87,6 +87,15 @@ def test_a_run_writes_conlleval_predictions_and_their_scores(run_folder, tmp_pat
 
     again, _ = word_predictions(windows, logits, words, [len(s.tokens) for s in sentences])
     assert [[summary["labels"][i] for i in row] for row in again] == [list(p) for p in predicted]
+    # The serving SavedModel tags the sentences' text as predictions.txt does.
+    import tensorflow as tf
+    import tensorflow_text  # noqa: F401
+
+    assert summary["serving"]["inputs"] == ["text"]
+    serve = tf.saved_model.load(os.path.join(out, "ner", "1")).signatures["serving_default"]
+    result = serve(text=tf.constant([" ".join(s.tokens) for s in sentences]))
+    served = [[t.decode() for t in row[:len(s.tokens)]] for row, s in zip(result["tags"].numpy(), sentences)]
+    assert served == [list(p) for p in predicted]
 
 
 def bad(run_folder, tmp_path, capsys, data, *args):  # noqa: F811
