@@ -265,14 +265,8 @@ def export_qa_serving(model, path, tokenizer, **options):
     spec = {"path": path, "signature": "serving_default", "inputs": ["question", "context"],
             "outputs": list(qa_serving.V2_OUTPUTS if v2 else qa_serving.OUTPUTS), "question_answering": True,
             "options": options, "requires": "tensorflow_text"}
-    if keras.config.backend() == "tensorflow":
-        qa_serving.export_qa_serving(model, path, tokenizer, **options)
-        return spec
-    with tempfile.TemporaryDirectory() as tmp:
-        model.save(os.path.join(tmp, "model.keras"))
-        save_tokenizer(tokenizer, os.path.join(tmp, "tokenizer"))
-        _run_tensorflow(["--serving", tmp, json.dumps(spec)], path)
-    return spec
+    return _in_tensorflow(model, tokenizer, spec, lambda: qa_serving.export_qa_serving(model, path, tokenizer,
+                                                                                      **options))
 
 
 def export_tagging_serving(model, path, tokenizer, labels, **options):
@@ -288,13 +282,20 @@ def export_tagging_serving(model, path, tokenizer, labels, **options):
     spec = {"path": path, "signature": "serving_default", "inputs": ["text"],
             "outputs": list(tagging_serving.OUTPUTS), "token_classification": True, "labels": list(labels),
             "options": options, "requires": "tensorflow_text"}
+    return _in_tensorflow(model, tokenizer, spec, lambda: tagging_serving.export_tagging_serving(
+        model, path, tokenizer, list(labels), **options))
+
+
+def _in_tensorflow(model, tokenizer, spec, write):
+    """`write()` under the TensorFlow backend; under another, the model and tokenizer saved to a temporary folder
+    and `spec` written by a TensorFlow-backend subprocess (`_serving_main`). Returns `spec`."""
     if keras.config.backend() == "tensorflow":
-        tagging_serving.export_tagging_serving(model, path, tokenizer, list(labels), **options)
+        write()
         return spec
     with tempfile.TemporaryDirectory() as tmp:
         model.save(os.path.join(tmp, "model.keras"))
         save_tokenizer(tokenizer, os.path.join(tmp, "tokenizer"))
-        _run_tensorflow(["--serving", tmp, json.dumps(spec)], path)
+        _run_tensorflow(["--serving", tmp, json.dumps(spec)], spec["path"])
     return spec
 
 
