@@ -135,6 +135,19 @@ def character_ids(
     return out
 
 
+# Python's `str.split()` whitespace (`str.isspace()`), as an RE2 class: the in-graph word splits use it so that
+# 1-D sentences give the words Python's `split()` gives (bilm-tf reads `sentence.split()`).
+PY_WHITESPACE = (r"[\t\n\x{0B}\x{0C}\r\x{1C}-\x{1F} \x{85}\x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}"
+                 r"\x{205F}\x{3000}]+")
+
+
+def graph_split(tf, sentences):
+    """Ragged words of a 1-D string tensor, split as Python's `str.split()` splits (no empty words)."""
+    import tensorflow_text as tf_text
+
+    return tf_text.regex_split(sentences, PY_WHITESPACE)
+
+
 def graph_character_ids(
     inputs,
     max_characters=MAX_CHARACTERS,
@@ -147,7 +160,8 @@ def graph_character_ids(
         inputs: a `tf.RaggedTensor` of words (B, None); a dense string tensor
             (B, T) whose trailing empty strings are padding (an empty string
             before a real token is an empty token, see the module docstring);
-            or a 1-D tensor of sentences, split on whitespace.
+            or a 1-D tensor of sentences, split as Python's `str.split()` splits
+            (every Unicode whitespace: U+3000, U+00A0, U+2028, ...).
         max_characters, add_sentence_boundaries, sequence_length: as
             `character_ids`.
 
@@ -159,7 +173,7 @@ def graph_character_ids(
     if not isinstance(inputs, tf.RaggedTensor):
         inputs = tf.convert_to_tensor(inputs)
         if inputs.shape.rank == 1:
-            inputs = tf.strings.split(inputs)
+            inputs = graph_split(tf, inputs)
         else:
             # Up to the last non-empty token of each row (not the count
             # of non-empty ones: an empty token inside the row is kept).

@@ -31,13 +31,11 @@ import numpy as np
 
 from keras_pretrain.export.tracing import ExportError
 from keras_pretrain.export.tracing import require_tensorflow_backend
+from keras_pretrain.text import PY_WHITESPACE  # Python's `str.split()` whitespace
 
 OUTPUTS = ("answer", "start", "end", "score")
 V2_OUTPUTS = OUTPUTS + ("no_answer_score",)
 WHITESPACE = r"[ \t\r\n\x{202F}]+"  # run_squad's `is_whitespace`
-# Python's `str.split()` whitespace, which the post-processing's `" ".join(text.split())` collapses.
-PY_WHITESPACE = (r"[\t\n\x{0B}\x{0C}\r\x{1C}-\x{1F} \x{85}\x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}"
-                 r"\x{205F}\x{3000}]+")
 
 
 class WordPieceLayout:

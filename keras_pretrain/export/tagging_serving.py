@@ -26,13 +26,11 @@ import numpy as np
 
 from keras_pretrain.export.tracing import ExportError
 from keras_pretrain.export.tracing import require_tensorflow_backend
+from keras_pretrain.text import PY_WHITESPACE as WHITESPACE
 
 OUTPUTS = ("entity_text", "entity_type", "entity_start", "entity_end", "entity_score", "num_entities", "words",
            "tags", "tag_scores")
 AGGREGATIONS = ("first", "average", "max")
-# Python's `str.split()` whitespace (the words of " ".join(words) come back).
-WHITESPACE = (r"[\t\n\x{0B}\x{0C}\r\x{1C}-\x{1F} \x{85}\x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}"
-              r"\x{205F}\x{3000}]+")
 # BERT's CJK ideograph blocks: each such character is a word of its own (`tagging_features.text_words`).
 CJK = (r"[\x{4E00}-\x{9FFF}\x{3400}-\x{4DBF}\x{20000}-\x{2A6DF}\x{2A700}-\x{2B73F}\x{2B740}-\x{2B81F}"
        r"\x{2B820}-\x{2CEAF}\x{F900}-\x{FAFF}\x{2F800}-\x{2FA1F}]")

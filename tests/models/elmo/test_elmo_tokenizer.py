@@ -152,3 +152,33 @@ def test_dense_input_keeps_every_real_token():
     data = tf.data.Dataset.from_tensor_slices(dense).batch(4).map(ElmoCharacterMapper(sequence_length=6))
     np.testing.assert_array_equal(next(iter(data)).numpy(), character_ids(rows, sequence_length=6))
     assert np.asarray(mapper(tf.zeros((2, 0), tf.string))).shape == (2, 2, 50)
+
+
+@pytest.mark.tf_only
+def test_one_dimensional_sentences_split_as_python(tmp_path):
+    """1-D sentences are split on every whitespace Python's `str.split()` knows (U+3000, U+00A0, U+2028, U+0085,
+    U+001C..U+001F, ...), in-graph and in the exported preprocessor's graph alike: bilm-tf's ids of `s.split()`."""
+    import sys
+
+    import tensorflow as tf
+
+    spaces = [chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace()]
+    assert len(spaces) == 29
+    rng = np.random.default_rng(0)
+    sentences = []
+    for _ in range(200):
+        parts = [str(rng.choice(["Gold", "力加", "naïve", "a", "x" * 55, "\u200b", "é", ","]))
+                 for _ in range(int(rng.integers(0, 6)))]
+        text = "".join(p + "".join(rng.choice(spaces, int(rng.integers(1, 3)))) for p in parts)
+        sentences.append(str(rng.choice(spaces)) + text if rng.random() < 0.3 else text)
+    batcher = BilmBatcher(BILM_VOCAB)
+    mapper = ElmoCharacterMapper()
+
+    @tf.function
+    def graph(texts):
+        return mapper(texts)
+
+    for sentence in sentences:
+        expected = batcher.batch_sentences([sentence.split()])
+        np.testing.assert_array_equal(np.asarray(mapper(tf.constant([sentence]))), expected, err_msg=repr(sentence))
+        np.testing.assert_array_equal(graph(tf.constant([sentence])).numpy(), expected, err_msg=repr(sentence))
