@@ -69,15 +69,15 @@ TOKENIZERS = {"bert": bert_tokenizer, "distil_bert": bert_tokenizer, "ernie": be
               "albert": albert_tokenizer, "xlnet": xlnet_tokenizer, "roberta": roberta_tokenizer,
               "gpt": gpt_tokenizer}
 # Texts where transformers' tokenizer, read from our files, gives other ids than ours, and why. Each is pinned:
-# a change either way fails. All but one are transformers departing from the original tokenizer that ours
-# reproduces (tests/models/*/test_*_original.py); RoBERTa's is ours (issue 43: literal specials in text).
+# a change either way fails. Each is transformers departing from the original tokenizer that ours reproduces
+# (tests/models/*/test_*_original.py).
 KNOWN_DIFFERENCES = {
     "bert": {"ΟΔΟΣ οδος"},  # the tokenizers library lower-cases a final Σ to σ, Python to ς
     "distil_bert": {"ΟΔΟΣ οδος"},
     "ernie": {"ΟΔΟΣ οδος"},
     "albert": {"hello\tworld\r\nthe\x0bend"},  # the original's str.split() counts \x0b as a space
     "xlnet": {"[MASK] <mask> <s> text"},  # transformers matches control pieces (<mask>, <s>) in text
-    "roberta": {"[MASK] <mask> <s> text"},  # ours turns literal <mask>, <s> into special ids (issue 43)
+    "roberta": {"[MASK] <mask> <s> text"},  # transformers matches <mask>, <s> in text; GPT-2 / fairseq read text
     "gpt": set(),
 }
 

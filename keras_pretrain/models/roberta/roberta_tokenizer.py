@@ -16,9 +16,14 @@ class RobertaTokenizer(keras_hub.models.RobertaTokenizer):
     FULL-SENTENCES), `pad_token` = `<pad>`, `mask_token` = `<mask>`,
     `unk_token` = `<unk>`.
 
+    Text is tokenized as text: a literal `<s>`, `</s>`, `<pad>` or `<mask>` in a string becomes its bytes' BPE
+    pieces, as GPT-2's encoder and fairseq read it (keras-hub's default makes them special ids, so a user's
+    text could inject separators and masks). `special_tokens_in_strings=True` turns that parsing on.
+
     Args:
         vocabulary: dict token -> id, or the path of `vocab.json`.
         merges: list of merge rules, or the path of `merges.txt`.
+        special_tokens_in_strings: bool, read the special tokens written in the text as their ids.
 
     Example:
     ```python
@@ -30,6 +35,19 @@ class RobertaTokenizer(keras_hub.models.RobertaTokenizer):
     cls_token = "<s>"
     sep_token = "</s>"
     unk_token = "<unk>"
+
+    def __init__(self, vocabulary=None, merges=None, special_tokens_in_strings=False, **kwargs):
+        self.special_tokens_in_strings = special_tokens_in_strings
+        if not special_tokens_in_strings:
+            kwargs["unsplittable_tokens"] = []
+        else:
+            kwargs.pop("unsplittable_tokens", None)
+        super().__init__(vocabulary=vocabulary, merges=merges, **kwargs)
+
+    def get_config(self):
+        config = super().get_config()
+        config.pop("unsplittable_tokens", None)
+        return {**config, "special_tokens_in_strings": self.special_tokens_in_strings}
 
 
 @keras.saving.register_keras_serializable(package="keras_pretrain")
