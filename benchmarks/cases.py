@@ -21,6 +21,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import numpy as np  # noqa: E402
 
 from benchmarks import bench_corpus, bench_families, bench_fit, bench_precision, bench_qa, bench_serving  # noqa: E402
+from benchmarks import bench_tagging  # noqa: E402
 from benchmarks.fixtures import ENCODERS, GPT, MLM_SHAPES, TINY, Skip  # noqa: E402
 from benchmarks.fixtures import build_mlm, corpus_lines, hf_encoder, median_time, our_encoder, quick_vocab  # noqa: E402
 from benchmarks.machine import keras_backend, peak_rss_mb  # noqa: E402
@@ -388,6 +389,7 @@ CASES = {
     "saved_model_serving": bench_serving.saved_model_serving,
     "qa_step": bench_qa.qa_step,
     "qa_serving": bench_qa.qa_serving,
+    "ner_step": bench_tagging.ner_step,
 }
 
 

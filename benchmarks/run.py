@@ -17,7 +17,8 @@ precision (bfloat16: `benchmarks.bench_precision`), serving (int8, and the expor
 strings in vs `predict` vs transformers' tokenizer + model: `benchmarks.bench_serving`), qa (SQuAD: the
 BERT-base fine-tuning step at seq 384 vs BertForQuestionAnswering, and the QA serving SavedModel, strings in and
 answers out, vs transformers' tokenizer + model + Python post-processing; the same threads on both sides:
-`benchmarks.bench_qa`). Model FLOPs
+`benchmarks.bench_qa`), tagging (NER: the BERT-base token-classification fine-tuning step, 9 labels, vs
+BertForTokenClassification, by the same rules: `benchmarks.bench_tagging`). Model FLOPs
 utilization = achieved FLOP/s of the BERT-base step (formula in `benchmarks.cases.mlm_step_flops`) / the
 best matmul FLOP/s of the same run.
 """
@@ -36,11 +37,11 @@ from benchmarks.report import failed, fmt, ratio, table, write_results
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(ROOT, "benchmarks", "RESULTS.md")
 GROUPS = ("matmul", "mlm", "families", "fit", "inference", "generation", "data", "corpus", "precision", "serving",
-          "qa")
+          "qa", "tagging")
 # The default tier (`make bench`) runs the groups of the open benchmark issues (22: every family, `fit`, encoder
-# throughput, bfloat16, serving; 41: SQuAD, `qa`); the groups of resolved issues (the BERT MLM step and its matmul
-# reference, generation, data, the corpus builders) run in `--full` and with `--only`.
-DEFAULT_GROUPS = ("families", "fit", "inference", "precision", "serving", "qa")
+# throughput, bfloat16, serving; 41: SQuAD, `qa`; 42: NER, `tagging`); the groups of resolved issues (the BERT MLM
+# step and its matmul reference, generation, data, the corpus builders) run in `--full` and with `--only`.
+DEFAULT_GROUPS = ("families", "fit", "inference", "precision", "serving", "qa", "tagging")
 BACKENDS = ("tensorflow", "jax", "torch")
 # The encoder families timed for inference (shapes in benchmarks.cases.ENCODERS); the family list itself is
 # keras_pretrain.families.
@@ -173,6 +174,12 @@ def plan(args):
         # The SavedModel is a TensorFlow program. BERT-base over ~2.5 windows of 384 per question: batch 8 here.
         cases.append(("qa", "serving", "tensorflow", "qa_serving",
                       dict(batch=32 if full else 8, rounds=5, threads=threads)))
+    if "tagging" in args.only:
+        # The qa step's rules (one process, `--torch_threads` per side, default 1, >= 5 rounds), every backend:
+        # BERT-base, batch 8 x seq 128, 9 labels (~2-4 minutes per backend on 2 cores).
+        threads = args.torch_threads or 1
+        for backend in args.backends:
+            cases.append(("tagging", f"ner {backend}", backend, "ner_step", dict(rounds=5, threads=threads)))
     return cases
 
 
@@ -221,6 +228,8 @@ def quick_plan(args):
     if "qa" in args.only:
         cases.append(("qa", f"step {backend}", backend, "qa_step", dict(shape="tiny", rounds=2)))
         cases.append(("qa", "serving", "tensorflow", "qa_serving", dict(shape="tiny", batch=8, rounds=2)))
+    if "tagging" in args.only:
+        cases.append(("tagging", f"ner {backend}", backend, "ner_step", dict(shape="tiny", batch=4, seq=32, rounds=2)))
     return cases
 
 
@@ -527,6 +536,11 @@ def build_report(results, args, info, load_start, load_end, started, wall):
     qa_sections, qa_targets = bench_qa.report(by, args.quick)
     sections += qa_sections
     targets += qa_targets
+    from benchmarks import bench_tagging
+
+    tagging_sections, tagging_targets = bench_tagging.report(by, args.quick)
+    sections += tagging_sections
+    targets += tagging_targets
 
     # Targets.
     if targets:
