@@ -2,6 +2,7 @@
 reads its backbone; see `keras_pretrain.families`)."""
 
 from keras_pretrain.tasks.beam_question_answering import BeamQuestionAnswering
+from keras_pretrain.tasks.elmo_tagger import ElmoTagger
 from keras_pretrain.tasks.multiple_choice import MultipleChoice
 from keras_pretrain.tasks.question_answering import SpanQuestionAnswering
 from keras_pretrain.tasks.sequence_classifier import SequenceClassifier
