@@ -19,7 +19,9 @@ labelled pieces), then writes to `--out`:
   separated by whitespace), its entities (text, type, character offsets, score) and each word's tag out, equal to
   the Python predictions (`keras_pretrain.export.tagging_serving`).
 
-The families whose packing is built in-graph (BERT, ALBERT, ERNIE, RoBERTa, DistilBERT, XLNet) are supported.
+BERT, ALBERT, ERNIE, RoBERTa, DistilBERT and XLNet train `TokenClassifier`; ELMo trains its paper's tagger,
+`keras_pretrain.tasks.ElmoTagger` (the frozen biLM's scalar mix -> BiLSTM -> CRF) on whole words (`<S>` / `</S>`
+around each window; its predictions the CRF's Viterbi tags). GPT-1 (Python BPE) stops with a message.
 """
 
 import json
@@ -96,6 +98,18 @@ def features(sentences, text, seq_length, labels, overlap=0):
     return windows, x, y, words
 
 
+def word_features(sentences, text, seq_length, labels, overlap=0):
+    """ELMo's windows (one position a word, `<S>` / `</S>` around) and arrays: `(features, x, labels, word ids)`."""
+    from keras_pretrain.data import tagging_features
+
+    index = {tag: i for i, tag in enumerate(labels)}
+    words = [list(s.tokens) for s in sentences]
+    windows = tagging_features.word_windows(words, [[index[t] for t in s.tags] for s in sentences], seq_length,
+                                            text.packing, overlap)
+    _, y, word_ids = tagging_features.to_arrays(windows, seq_length, text.packing, 0)
+    return windows, tagging_features.character_inputs(windows, words, seq_length), y, word_ids
+
+
 def main(parser, args, out, family, backbone, tokenizer, seq_length, text):
     """The run (see the module docstring); returns its summary."""
     import numpy as np
@@ -107,21 +121,25 @@ def main(parser, args, out, family, backbone, tokenizer, seq_length, text):
     from keras_pretrain.tasks import TokenClassifier
     from recipes import finetune_tasks
 
-    if not text.packing.in_graph or not text.takes_strings:
-        parser.error(f"--task ner: {family}'s inputs are not packed in-graph here (GPT-1's Python BPE, ELMo's "
-                     "characters); token classification is wired for BERT, ALBERT, ERNIE, RoBERTa, DistilBERT "
-                     "and XLNet")
+    from keras_pretrain import families
+    from keras_pretrain.tasks import ElmoTagger
+
+    characters = families.get(family).token_states.characters  # ELMo: ElmoTagger on whole words
+    if not characters and (not text.packing.in_graph or not text.takes_strings):
+        parser.error(f"--task ner: {family}'s inputs are not packed in-graph here (GPT-1's Python BPE); token "
+                     "classification is wired for BERT, ALBERT, ERNIE, RoBERTa, DistilBERT, XLNet and ELMo")
     train, predict, labels = read(parser, args)
     try:
-        windows, x, y, _ = features(train, text, seq_length, labels, args.window_overlap)
-        predict_windows, x_predict, _, words = features(predict, text, seq_length, labels, args.window_overlap)
+        make = word_features if characters else features
+        windows, x, y, _ = make(train, text, seq_length, labels, args.window_overlap)
+        predict_windows, x_predict, _, words = make(predict, text, seq_length, labels, args.window_overlap)
     except ValueError as e:
         parser.error(f"--task ner: {e}")
     split = len(predict_windows) - len(predict)
     print(f"NER: {len(labels)} tags ({', '.join(labels)}); {len(train)} training sentences -> {len(windows)} "
           f"windows, {len(predict)} to predict -> {len(predict_windows)} windows (length {seq_length}"
           + (f"; {split} more windows where sentences were longer" if split else "") + ")")
-    model = TokenClassifier(backbone, len(labels))
+    model = ElmoTagger(backbone, len(labels)) if characters else TokenClassifier(backbone, len(labels))
     names = list(model.input)
     model.compile(optimizer=finetune_tasks.optimizer(model, args, len(windows)))
     print(f"fine-tuning {family} ({type(backbone).__name__}) on the tags; rate {args.learning_rate:g}")
@@ -129,6 +147,8 @@ def main(parser, args, out, family, backbone, tokenizer, seq_length, text):
     model.fit(rows.batch(args.batch_size), epochs=args.epochs, verbose=args.verbose)
 
     logits = model.predict({n: x_predict[n] for n in names}, batch_size=args.batch_size, verbose=0)
+    if characters:  # the CRF's Viterbi tags (probability 1 each: its decode scores no word alone)
+        logits = np.where(np.eye(len(labels), dtype=bool)[np.asarray(logits["tags"])], 0.0, -1e9)
     predicted, _ = tagging_features.word_predictions(predict_windows, np.asarray(logits, "float32"), words,
                                                      [len(s.tokens) for s in predict], args.aggregation)
     predicted = [[labels[i] for i in row] for row in predicted]

@@ -143,6 +143,22 @@ def convert_sentences_to_features(sentences, labels, tokenize, seq_length, packi
     return features
 
 
+def word_windows(sentences, labels, seq_length, packing, overlap=0):
+    """The windows of `sentences` for a model that reads whole words (ELMo): one position a word, the packing's
+    two boundaries (`<S>`, `</S>`) around each window; `features` whose `token_ids` are placeholders (0).
+    `character_inputs` gives their character ids."""
+    return convert_sentences_to_features(sentences, labels, lambda word: [0], seq_length, packing,
+                                         {"cls": 0, "sep": 0}, 0, overlap)
+
+
+def character_inputs(features, sentences, seq_length):
+    """ELMo's `char_ids` [N, seq_length, 50] of `word_windows`' features (bilm-tf's ids, `<S>` / `</S>` around)."""
+    from keras_pretrain.text import character_ids
+
+    return {"char_ids": character_ids([sentences[f.sentence_id][f.words[0]:f.words[1]] for f in features],
+                                      sequence_length=seq_length)}
+
+
 def to_arrays(features, seq_length, packing, pad_id):
     """NumPy inputs (`token_ids`, `segment_ids`, `padding_mask`) and `labels` / `word_ids` [N, seq_length], padded
     as the packing pads (XLNet on the left); padding labels `IGNORE`, padding words `NO_WORD`."""

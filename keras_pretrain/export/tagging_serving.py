@@ -18,7 +18,9 @@ alone (byte-level BPE after a space; the unknown token for a word without pieces
 the sentence cut between words into windows (each as many words as fit, the next `overlap` words before the
 previous end), packed by the family's packing; each word's tag from the window where it has the most context
 (the earlier on ties), `aggregation` "first" (its first piece's probabilities), "average" or "max" over its
-pieces; entities by conlleval's chunking (`keras_pretrain.metrics.entities`). Tokenizing uses tensorflow-text
+pieces; entities by conlleval's chunking (`keras_pretrain.metrics.entities`). An `ElmoTagger` (ELMo) reads each
+window's words as characters between `<S>` and `</S>` and gives its Viterbi tags (scores 1: the CRF's decode
+scores no word alone). Tokenizing uses tensorflow-text
 ops: load `tensorflow_text` before `tf.saved_model.load`; nothing else is needed.
 """
 
@@ -86,13 +88,15 @@ def export_tagging_serving(model, path, tokenizer, labels, seq_length=128, overl
     from keras_pretrain.data import tagging_features
     from keras_pretrain.export.serving import _save
     from keras_pretrain.tasks.preprocessing import special_id
+    from keras_pretrain.text import graph_character_ids
 
     tf = require_tensorflow_backend()
     import tensorflow_text as tf_text
 
     family = families.family_of(model.backbone)
     packing = family.packing
-    if not packing.in_graph or not hasattr(tokenizer, "get_vocabulary"):
+    characters = family.token_states.characters  # ELMo: words as characters, an `ElmoTagger`
+    if not characters and (not packing.in_graph or not hasattr(tokenizer, "get_vocabulary")):
         raise ExportError(f"token-classification serving: {family.name}'s inputs are not packed in-graph.")
     if aggregation not in AGGREGATIONS:
         raise ExportError(f"aggregation must be one of {AGGREGATIONS}; got {aggregation!r}.")
@@ -104,14 +108,17 @@ def export_tagging_serving(model, path, tokenizer, labels, seq_length=128, overl
     budget = seq_length - packing.num_special_tokens(1)
     if budget < 1 or overlap < 0:
         raise ExportError(f"seq_length {seq_length} leaves no room for a word, or overlap {overlap} < 0.")
-    names = packing.special_names
-    ids = {key: special_id(tokenizer, *names[key]) for key in ("cls", "sep", "pad")}
-    unk = tagging_features.unknown_id(tokenizer)
+    if not characters:
+        names = packing.special_names
+        ids = {key: special_id(tokenizer, *names[key]) for key in ("cls", "sep", "pad")}
+        unk = tagging_features.unknown_id(tokenizer)
     byte_level = isinstance(tokenizer, keras_hub.tokenizers.BytePairTokenizer)
     prefix_codes, type_codes, type_names = _tag_table(labels)
     root = tf.train.Checkpoint()
-    root.model = model
-    root.tokenizer = tokenizer
+    if not characters:  # (tracked through `set_variables` alone: Keras' own trace of the CRF's scan needs a length)
+        root.model = model
+    if tokenizer is not None and not characters:
+        root.tokenizer = tokenizer
     input_names = list(model.input)
 
     def pieces_of(words):
@@ -136,31 +143,43 @@ def export_tagging_serving(model, path, tokenizer, labels, seq_length=128, overl
     def serve(text):
         words, starts, ends = (t.with_row_splits_dtype(tf.int64) for t in
                                tf_text.regex_split_with_offsets(text, f"{WHITESPACE}|{CJK}", CJK))
-        pieces = pieces_of(words.flat_values)  # [W total, (pieces)]
-        counts = words.with_flat_values(tf.cast(pieces.row_lengths(), tf.int32))
+        if characters:  # ELMo: one position a word, `<S>` and `</S>` around each window
+            counts = tf.ones_like(words, tf.int32)
+        else:
+            pieces = pieces_of(words.flat_values)  # [W total, (pieces)]
+            counts = words.with_flat_values(tf.cast(pieces.row_lengths(), tf.int32))
         spans = _windows(tf, counts, budget, overlap)  # [B, (windows), 2] word ranges
         example = tf.cast(spans.value_rowids(), tf.int32)  # each window's sentence
         first, end = spans.flat_values[:, 0], spans.flat_values[:, 1]
         word_base = tf.cast(tf.gather(words.row_splits, example), tf.int32)
         word_index = tf.ragged.range(first, end)  # sentence-level word indexes of each window [N, (words)]
         global_word = word_index + word_base[:, None]
-        window_pieces = tf.gather(pieces, global_word).merge_dims(1, 2)  # [N, (pieces)]
-        piece_counts = tf.gather(pieces.row_lengths(), global_word)
-        piece_word = tf.RaggedTensor.from_row_lengths(
-            tf.repeat(word_index.flat_values, tf.cast(piece_counts.flat_values, tf.int32)),
-            tf.cast(tf.reduce_sum(piece_counts, axis=1), tf.int64))
-        is_first = tf.RaggedTensor.from_row_lengths(
-            tf.cast(tf.ragged.range(tf.cast(piece_counts.flat_values, tf.int32)).flat_values == 0, tf.int32),
-            piece_word.row_lengths())
-        x = packing.pack_ragged(tf, [window_pieces], seq_length, ids)
-        marks = {"cls": -1, "sep": -1, "pad": -1}
-        position_word = packing.pack_ragged(tf, [piece_word], seq_length, marks)["token_ids"]  # [N, T], -1 none
-        position_first = packing.pack_ragged(tf, [is_first], seq_length, {"cls": 0, "sep": 0, "pad": 0})[
-            "token_ids"]
-        if "task_type_ids" in input_names:
-            x["task_type_ids"] = tf.zeros_like(x["token_ids"])
-        logits = model({name: x[name] for name in input_names}, training=False)
-        probabilities = tf.nn.softmax(tf.cast(logits, tf.float64), axis=-1)  # as the Python code, in float64
+        if characters:
+            char_ids = graph_character_ids(tf.gather(words.flat_values, global_word), sequence_length=seq_length)
+            outputs = model({"char_ids": char_ids}, training=False)
+            # The Viterbi tags, as probabilities 1 (the CRF's decode scores no word alone).
+            probabilities = tf.one_hot(outputs["tags"], len(labels), dtype=tf.float64)
+            boundary = tf.fill([tf.shape(first)[0], 1], -1)
+            position_word = tf.concat([boundary, word_index, boundary], axis=1).to_tensor(-1, shape=[None, seq_length])
+            position_first = tf.cast(position_word >= 0, tf.int32)
+        else:
+            window_pieces = tf.gather(pieces, global_word).merge_dims(1, 2)  # [N, (pieces)]
+            piece_counts = tf.gather(pieces.row_lengths(), global_word)
+            piece_word = tf.RaggedTensor.from_row_lengths(
+                tf.repeat(word_index.flat_values, tf.cast(piece_counts.flat_values, tf.int32)),
+                tf.cast(tf.reduce_sum(piece_counts, axis=1), tf.int64))
+            is_first = tf.RaggedTensor.from_row_lengths(
+                tf.cast(tf.ragged.range(tf.cast(piece_counts.flat_values, tf.int32)).flat_values == 0, tf.int32),
+                piece_word.row_lengths())
+            x = packing.pack_ragged(tf, [window_pieces], seq_length, ids)
+            marks = {"cls": -1, "sep": -1, "pad": -1}
+            position_word = packing.pack_ragged(tf, [piece_word], seq_length, marks)["token_ids"]  # -1: none
+            position_first = packing.pack_ragged(tf, [is_first], seq_length, {"cls": 0, "sep": 0, "pad": 0})[
+                "token_ids"]
+            if "task_type_ids" in input_names:
+                x["task_type_ids"] = tf.zeros_like(x["token_ids"])
+            logits = model({name: x[name] for name in input_names}, training=False)
+            probabilities = tf.nn.softmax(tf.cast(logits, tf.float64), axis=-1)  # as the Python code, in float64
 
         # Each word's window: the most context on its poorer side, the earlier window on ties.
         rows = tf.shape(first)[0]

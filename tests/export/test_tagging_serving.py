@@ -138,6 +138,31 @@ def test_serving_entities_equal_the_python_pipeline(tmp_path, family, overlap, a
 
 
 @pytest.mark.tf_only
+def test_elmo_tagger_serving_equals_its_viterbi_tags(tmp_path):
+    """ELMo: whole words as characters between <S> and </S>, the CRF's Viterbi tags per window, merged back."""
+    from keras_pretrain.export.tagging_serving import export_tagging_serving
+    from keras_pretrain.tasks import ElmoTagger
+
+    family = families.get("elmo")
+    keras.utils.set_random_seed(5)
+    model = ElmoTagger(family.backbone_class(**family.demo_config), len(LABELS), lstm_units=8, lstm_layers=1)
+    split = [tagging_features.text_words(s) for s in SENTENCES]
+    sentences = [[w for w, _, _ in words] for words in split]
+    windows = tagging_features.word_windows(sentences, None, SEQ_LENGTH, family.packing, overlap=2)
+    _, _, words = tagging_features.to_arrays(windows, SEQ_LENGTH, family.packing, 0)
+    tags = np.asarray(model.predict(tagging_features.character_inputs(windows, sentences, SEQ_LENGTH),
+                                    verbose=0)["tags"])
+    logits = np.where(np.eye(len(LABELS), dtype=bool)[tags], 0.0, -1e9)
+    labels, scores = tagging_features.word_predictions(windows, logits, words, [len(s) for s in sentences])
+    predicted = [[LABELS[i] for i in row] for row in labels]
+    entities = [tagging_features.word_entities(s, t, c, text, [(a, b) for _, a, b in w])
+                for s, t, c, text, w in zip(sentences, predicted, scores, SENTENCES, split)]
+    path = str(tmp_path / "ner" / "1")
+    export_tagging_serving(model, path, None, LABELS, SEQ_LENGTH, overlap=2)
+    check(served(path), predicted, scores, entities)
+
+
+@pytest.mark.tf_only
 def test_bad_exports_say_why(tmp_path):
     from keras_pretrain.export.tagging_serving import export_tagging_serving
     from keras_pretrain.export.tracing import ExportError

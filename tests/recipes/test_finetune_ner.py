@@ -139,3 +139,22 @@ def test_non_utf8_is_named(run_folder, tmp_path, capsys):  # noqa: F811
         finetune.main(["--from", run_folder, "--out", str(tmp_path / "o"), "--task", "ner", "--train-file",
                        str(path), "--predict-file", str(path), "--verbose", "0"])
     assert info.value.code == 2 and str(path) in capsys.readouterr().err
+
+
+def test_elmo_trains_its_bilstm_crf_tagger_on_whole_words(tmp_path):
+    """ELMo (a bilm-tf release): `ElmoTagger` on words between <S> and </S>, its Viterbi tags in predictions.txt,
+    and the serving SavedModel tagging the text the same way."""
+    import tensorflow as tf
+    import tensorflow_text  # noqa: F401
+
+    from tests.models.elmo import make_bilm_release
+
+    release = make_bilm_release.build(str(tmp_path / "elmo"))
+    summary, out = run(release["options"], tmp_path, "--window-overlap", "2")
+    assert summary["family"] == "elmo" and summary["predict_windows"] > 3
+    tokens, gold, predicted = tagging.read_predictions(os.path.join(out, "predictions.txt"))
+    assert json.load(open(os.path.join(out, "eval_results.json"))) == entity_scores(gold, predicted)
+    serve = tf.saved_model.load(os.path.join(out, "ner", "1")).signatures["serving_default"]
+    result = serve(text=tf.constant([" ".join(t) for t in tokens]))
+    served = [[t.decode() for t in row[:len(s)]] for row, s in zip(result["tags"].numpy(), tokens)]
+    assert served == [list(p) for p in predicted]
