@@ -21,7 +21,8 @@ labelled pieces), then writes to `--out`:
 
 BERT, ALBERT, ERNIE, RoBERTa, DistilBERT and XLNet train `TokenClassifier`; ELMo trains its paper's tagger,
 `keras_pretrain.tasks.ElmoTagger` (the frozen biLM's scalar mix -> BiLSTM -> CRF) on whole words (`<S>` / `</S>`
-around each window; its predictions the CRF's Viterbi tags). GPT-1 (Python BPE) stops with a message.
+around each window; its predictions the CRF's Viterbi tags). GPT-1 trains `TokenClassifier` on its BPE pieces
+without special tokens (its BPE runs in Python: no serving SavedModel).
 """
 
 import json
@@ -98,6 +99,28 @@ def features(sentences, text, seq_length, labels, overlap=0):
     return windows, x, y, words
 
 
+def python_features(sentences, text, seq_length, labels, overlap=0):
+    """GPT-1's windows: each word's BPE pieces (its Python tokenizer, `</w>` word ends), no special tokens (the
+    causal model reads the pieces from the left), padded on the right; `(features, x, labels, word ids)`."""
+    from keras_pretrain.data import tagging_features
+    from keras_pretrain.data.packing import Packing
+
+    class Plain(Packing):
+        name = "plain"
+
+        def layout(self, num_segments):
+            return tuple((i, 0) for i in range(num_segments))
+
+    tokenizer = text.tokenizer
+    index = {tag: i for i, tag in enumerate(labels)}
+    unk = tokenizer.token_to_id(tokenizer.unk_token)
+    windows = tagging_features.convert_sentences_to_features(
+        [list(s.tokens) for s in sentences], [[index[t] for t in s.tags] for s in sentences],
+        tokenizer.tokenize, seq_length, Plain(), {"cls": None, "sep": None}, unk, overlap)
+    x, y, words = tagging_features.to_arrays(windows, seq_length, Plain(), 0)
+    return windows, x, y, words
+
+
 def word_features(sentences, text, seq_length, labels, overlap=0):
     """ELMo's windows (one position a word, `<S>` / `</S>` around) and arrays: `(features, x, labels, word ids)`."""
     from keras_pretrain.data import tagging_features
@@ -125,12 +148,10 @@ def main(parser, args, out, family, backbone, tokenizer, seq_length, text):
     from keras_pretrain.tasks import ElmoTagger
 
     characters = families.get(family).token_states.characters  # ELMo: ElmoTagger on whole words
-    if not characters and (not text.packing.in_graph or not text.takes_strings):
-        parser.error(f"--task ner: {family}'s inputs are not packed in-graph here (GPT-1's Python BPE); token "
-                     "classification is wired for BERT, ALBERT, ERNIE, RoBERTa, DistilBERT, XLNet and ELMo")
+    python_bpe = not characters and not text.packing.in_graph  # GPT-1: its BPE in Python, no special tokens
     train, predict, labels = read(parser, args)
     try:
-        make = word_features if characters else features
+        make = word_features if characters else python_features if python_bpe else features
         windows, x, y, _ = make(train, text, seq_length, labels, args.window_overlap)
         predict_windows, x_predict, _, words = make(predict, text, seq_length, labels, args.window_overlap)
     except ValueError as e:
@@ -163,7 +184,9 @@ def main(parser, args, out, family, backbone, tokenizer, seq_length, text):
     model.save(keras_path)
     print(f"saved: {keras_path}, labels.json, predictions.txt (token gold predicted) in {out}")
     serving = None
-    if not args.no_export:
+    if python_bpe:
+        print(f"no serving SavedModel: {family}'s BPE runs in Python (no in-graph tokenizer to serve strings)")
+    elif not args.no_export:
         from hub_modules.exporting import export_tagging_serving
 
         serving = export_tagging_serving(model, os.path.join(out, "ner", "1"), tokenizer, labels,

@@ -158,3 +158,16 @@ def test_elmo_trains_its_bilstm_crf_tagger_on_whole_words(tmp_path):
     result = serve(text=tf.constant([" ".join(t) for t in tokens]))
     served = [[t.decode() for t in row[:len(s)]] for row, s in zip(result["tags"].numpy(), tokens)]
     assert served == [list(p) for p in predicted]
+
+
+def test_gpt_trains_on_its_bpe_pieces(tmp_path):
+    """GPT-1 (OpenAI's release): `TokenClassifier` on each word's BPE pieces, no special tokens; no SavedModel
+    (its BPE runs in Python), said so."""
+    from tests.models.gpt import make_openai_release
+
+    make_openai_release.build(str(tmp_path / "gpt"), d=24)
+    summary, out = run(str(tmp_path / "gpt" / "model"), tmp_path)
+    assert summary["family"] == "gpt" and summary["serving"] is None
+    tokens, gold, predicted = tagging.read_predictions(os.path.join(out, "predictions.txt"))
+    assert len(tokens) == 3 and json.load(open(os.path.join(out, "eval_results.json"))) == entity_scores(
+        gold, predicted)
