@@ -77,8 +77,8 @@ KNOWN_DIFFERENCES = {
     "ernie": {"ΟΔΟΣ οδος"},
     "albert": {"hello\tworld\r\nthe\x0bend"},  # the original's str.split() counts \x0b as a space
     "xlnet": {"[MASK] <mask> <s> text"},  # transformers matches control pieces (<mask>, <s>) in text
-    "roberta": {"[MASK] <mask> <s> text"},  # transformers matches <mask>, <s> in text; GPT-2 / fairseq read text
     "gpt": set(),
+    "roberta": set(),  # literal <mask>, <s> are text for both (our files say split_special_tokens)
 }
 
 
