@@ -569,15 +569,14 @@ def _ratio(p):
     return f"{p['median']:.2f}x ({p['min']:.2f}-{p['max']:.2f})" if p else "-"
 
 
-def report(by, quick):
-    """(markdown sections, targets) of the qa group: labels "step {backend}" (`qa_step`) and "serving"
-    (`qa_serving`). Targets (base size only): the step >= 1.2x transformers on the best backend (where our step
-    is fastest, as `bench_families.report`; every backend's ratio in the text); the serving SavedModel's batch
-    throughput >= 1x transformers' (the issue names no ratio for it)."""
+def step_report(by, group, prefix, heading, target, digits=2):
+    """(sections, targets) of a fine-tuning step case (`qa_step`, `ner_step`): the table of the results labelled
+    `prefix ...` in `group`, and the target "ours >= 1.2x transformers on the best backend" (where our step is
+    fastest, as `bench_families.report`; every backend's ratio with `digits` decimals) from the base-size runs."""
     sections, targets = [], []
     rows, measured, notes = [], {}, {}
-    for (group, label), r in by.items():
-        if group != "qa" or not label.startswith("step"):
+    for (name, label), r in by.items():
+        if name != group or not label.startswith(prefix):
             continue
         problem = failed(r)
         if problem:
@@ -592,18 +591,27 @@ def report(by, quick):
         if r["shape"] == "base" and vs:
             measured[r["backend"]] = (o["step_s"], vs["median"])
     if rows:
-        sections.append("### SQuAD fine-tuning step (BertForQuestionAnswering shape; AdamW, float32, dropout 0.1; "
-                        "ours and transformers in one process, rounds alternating; ratio = median of per-round "
-                        "transformers / ours (min-max))\n\n"
+        sections.append(f"### {heading}; ours and transformers in one process, rounds alternating; ratio = median "
+                        "of per-round transformers / ours (min-max))\n\n"
                         + table(["backend", "shape", "ours step s", "transformers step s", "ours vs transformers",
                                  "trainable params (ours / transformers)", "threads per side",
                                  "loss first -> last (ours / transformers)"], rows)
                         + ("\n\n" + "\n".join(f"- {note}" for note in notes) if notes else ""))
     if measured:
         best = min(measured, key=lambda b: measured[b][0])
-        others = ", ".join(f"{b} {v[1]:.2f}x" for b, v in sorted(measured.items()))
-        targets.append(("SQuAD fine-tuning step (BERT-base, seq 384): ours >= 1.2x transformers (best backend)",
-                        f"{measured[best][1]:.2f}x ({best}); {others}", measured[best][1] >= 1.2))
+        others = ", ".join(f"{b} {v[1]:.{digits}f}x" for b, v in sorted(measured.items()))
+        targets.append((target, f"{measured[best][1]:.{digits}f}x ({best}); {others}", measured[best][1] >= 1.2))
+    return sections, targets
+
+
+def report(by, quick):
+    """(markdown sections, targets) of the qa group: labels "step {backend}" (`qa_step`) and "serving"
+    (`qa_serving`). Targets (base size only): the step >= 1.2x transformers on the best backend (where our step
+    is fastest, as `bench_families.report`; every backend's ratio in the text); the serving SavedModel's batch
+    throughput >= 1x transformers' (the issue names no ratio for it)."""
+    sections, targets = step_report(
+        by, "qa", "step", "SQuAD fine-tuning step (BertForQuestionAnswering shape; AdamW, float32, dropout 0.1",
+        "SQuAD fine-tuning step (BERT-base, seq 384): ours >= 1.2x transformers (best backend)", digits=2)
     rows, serving_notes = [], {}
     for (group, label), r in by.items():
         if group != "qa" or not label.startswith("serving"):

@@ -22,9 +22,8 @@ import time
 
 import numpy as np
 
-from benchmarks.bench_qa import _dims, _hf_config, _ratio, _trainable, interleave, paired, set_threads
+from benchmarks.bench_qa import _dims, _hf_config, _trainable, interleave, paired, set_threads, step_report
 from benchmarks.machine import peak_rss_mb
-from benchmarks.report import failed, fmt, table
 
 CONLL_LABELS = ("O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC", "B-MISC", "I-MISC")
 IGNORE = -100  # transformers' ignore index (keras_pretrain.tasks.token_classifier.IGNORE)
@@ -165,34 +164,7 @@ def report(by, quick):
     """(markdown sections, targets) of the tagging group: labels "ner {backend}" (`ner_step`). Target (base size
     only): the step >= 1.2x transformers on the best backend (where our step is fastest, as `bench_qa.report`;
     every backend's ratio in the text)."""
-    sections, targets = [], []
-    rows, measured, notes = [], {}, {}
-    for (group, label), r in by.items():
-        if group != "tagging" or not label.startswith("ner"):
-            continue
-        problem = failed(r)
-        if problem:
-            rows.append([label, problem] + ["-"] * 6)
-            continue
-        o, h, vs = r["ours"], r["transformers"], r["vs_transformers"]
-        rows.append([r["backend"], f"{r['shape']}, batch {r['batch']}, seq {r['seq']}", fmt(o["step_s"], 3),
-                     fmt(h["step_s"], 3), _ratio(vs), f"{fmt(o['params'])} / {fmt(h['params'])}",
-                     r["threads"]["threads"], f"{o['loss_first']:.2f} -> {o['loss_last']:.4f} / "
-                     f"{h['loss_first']:.2f} -> {h['loss_last']:.4f}"])
-        notes.update(dict.fromkeys(r.get("notes", [])))
-        if r["shape"] == "base" and vs:
-            measured[r["backend"]] = (o["step_s"], vs["median"])
-    if rows:
-        sections.append("### NER fine-tuning step (BertForTokenClassification shape, 9 labels, -100 on specials and "
-                        "~30% sub-words; AdamW, float32, dropout 0.1; ours and transformers in one process, rounds "
-                        "alternating; ratio = median of per-round transformers / ours (min-max))\n\n"
-                        + table(["backend", "shape", "ours step s", "transformers step s", "ours vs transformers",
-                                 "trainable params (ours / transformers)", "threads per side",
-                                 "loss first -> last (ours / transformers)"], rows)
-                        + ("\n\n" + "\n".join(f"- {note}" for note in notes) if notes else ""))
-    if measured:
-        best = min(measured, key=lambda b: measured[b][0])
-        others = ", ".join(f"{b} {v[1]:.3f}x" for b, v in sorted(measured.items()))  # 1.198 is no 1.20
-        targets.append(("NER fine-tuning step (BERT-base, batch 8, seq 128): ours >= 1.2x transformers "
-                        "(best backend)", f"{measured[best][1]:.2f}x ({best}); {others}", measured[best][1] >= 1.2))
-    return sections, targets
+    return step_report(by, "tagging", "ner", "NER fine-tuning step (BertForTokenClassification shape, 9 labels, "
+                       "-100 on specials and ~30% sub-words; AdamW, float32, dropout 0.1",
+                       "NER fine-tuning step (BERT-base, batch 8, seq 128): ours >= 1.2x transformers (best backend)",
+                       digits=3)  # 1.198 is no 1.20

@@ -6,19 +6,18 @@ import keras_hub
 from keras import ops
 
 from keras_pretrain.errors import ConfigError
-from keras_pretrain.models.task import TaskMixin
-from keras_pretrain.models.task import pick_inputs
 from keras_pretrain.tasks.crf import ConditionalRandomField
 from keras_pretrain.tasks.crf import crf_loss
 from keras_pretrain.tasks.crf import crf_mask
 from keras_pretrain.tasks.sequence_classifier import character_mask
 from keras_pretrain.tasks.sequence_classifier import task_inputs
+from keras_pretrain.tasks.token_classifier import TaggingMixin
 from keras_pretrain.tasks.token_classifier import TokenAccuracy
 from keras_pretrain.tasks.token_classifier import TokenLoss
 
 
 @keras.saving.register_keras_serializable(package="keras_pretrain")
-class ElmoTagger(TaskMixin, keras_hub.models.Task):
+class ElmoTagger(TaggingMixin, keras_hub.models.Task):
     """Tags the words of a sentence from ELMo vectors with a BiLSTM-CRF, as AllenNLP's `CrfTagger` (the model of
     Peters et al. 2018's CoNLL-2003 NER result; its `ner_elmo` configuration: 2 biLSTM layers of 200 units per
     direction, dropout 0.5, no start / end transitions):
@@ -139,21 +138,6 @@ class ElmoTagger(TaskMixin, keras_hub.models.Task):
                        "include_start_end_transitions": self.include_start_end_transitions,
                        "dropout": self.dropout, "trainable_backbone": self.trainable_backbone})
         return config
-
-    def _config(self):
-        return {}
-
-    def is_feature_dict(self, x):
-        return "labels" in x or "label_ids" in x
-
-    def adapt_features(self, features):
-        labels = features["labels"] if "labels" in features else features["label_ids"]
-        return pick_inputs(self.input, features), labels, None
-
-    def default_optimizer(self):
-        from keras_pretrain import families
-
-        return families.family_of(self.backbone).default_fine_tuning_optimizer()
 
     def default_compile_args(self):
         return {"optimizer": self.default_optimizer(), "loss": None, "metrics": [TokenAccuracy()]}

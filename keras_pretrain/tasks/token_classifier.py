@@ -64,8 +64,28 @@ class TokenAccuracy(keras.metrics.Metric):
         self.total.assign(0.0)
 
 
+class TaggingMixin(TaskMixin):
+    """What the taggers share: a feature dict with `labels` (or `label_ids`) `[B, T]` trains them; the family's
+    fine-tuning optimizer."""
+
+    def _config(self):
+        return {}
+
+    def is_feature_dict(self, x):
+        return "labels" in x or "label_ids" in x
+
+    def adapt_features(self, features):
+        labels = features["labels"] if "labels" in features else features["label_ids"]
+        return pick_inputs(self.input, features), labels, None
+
+    def default_optimizer(self):
+        from keras_pretrain import families
+
+        return families.family_of(self.backbone).default_fine_tuning_optimizer()
+
+
 @keras.saving.register_keras_serializable(package="keras_pretrain")
-class TokenClassifier(TaskMixin, keras_hub.models.Task):
+class TokenClassifier(TaggingMixin, keras_hub.models.Task):
     """Labels every token of a sequence (NER, POS tagging) for any registered family: the token states the family
     declares (the backbone's `sequence_output`; ELMo: the scalar mix of its biLM layers over words), a dropout
     and one `Dense(num_classes)` named `classifier`, as transformers' `*ForTokenClassification`:
@@ -138,21 +158,6 @@ class TokenClassifier(TaskMixin, keras_hub.models.Task):
         if self._token_states.layer is not None:
             config["trainable_backbone"] = self.trainable_backbone
         return config
-
-    def _config(self):
-        return {}
-
-    def is_feature_dict(self, x):
-        return "labels" in x or "label_ids" in x
-
-    def adapt_features(self, features):
-        labels = features["labels"] if "labels" in features else features["label_ids"]
-        return pick_inputs(self.input, features), labels, None
-
-    def default_optimizer(self):
-        from keras_pretrain import families
-
-        return families.family_of(self.backbone).default_fine_tuning_optimizer()
 
     def default_compile_args(self):
         return {"optimizer": self.default_optimizer(), "loss": TokenLoss(), "metrics": [TokenAccuracy()]}
