@@ -41,6 +41,12 @@ def learn_vocabulary(paths, size, lowercase, out):
         split_on_cjk=True,
         reserved_tokens=SPECIAL_TOKENS,
     )
+    from keras_pretrain.models.bert.bert_tokenizer import overlong_tokens
+
+    long = set(overlong_tokens(vocabulary))
+    if long:  # tensorflow-text's WordPiece tokenizer could not load them; their words become pieces or [UNK]
+        print(f"vocabulary: {len(long)} token(s) over 256 UTF-8 bytes left out (unbroken words of the corpus)")
+        vocabulary = [t for t in vocabulary if t not in long]
     path = os.path.join(out, "vocab.txt")
     write_text(path, "\n".join(vocabulary) + "\n")
     return path

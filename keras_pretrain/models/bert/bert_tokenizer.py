@@ -46,6 +46,14 @@ except ImportError:  # pragma: no cover - TF is a hard dependency
     tf = tf_text = None
 
 MAX_INPUT_CHARS_PER_WORD = 200  # the original WordpieceTokenizer's limit
+# tensorflow-text's FastWordpieceTokenizer refuses a vocabulary token longer than this (UTF-8 bytes, "##" aside).
+MAX_TOKEN_BYTES = 256
+
+
+def overlong_tokens(tokens, suffix="##"):
+    """The tokens of a vocabulary longer than `MAX_TOKEN_BYTES` UTF-8 bytes (without the suffix indicator)."""
+    return [t for t in tokens if len((t[len(suffix):] if t.startswith(suffix) else t).encode("utf-8"))
+            > MAX_TOKEN_BYTES]
 # The original's whitespace after `_clean_text`: Zs, \t \n \r, and what
 # Python's `str.split()` also splits on (U+2028, U+2029; the rest of its
 # whitespace is Cc, deleted first).
@@ -87,6 +95,7 @@ class BertTokenizer(keras_hub.models.BertTokenizer):
         # One code path (TF ops) eagerly and in graphs: the ids cannot differ.
         kwargs.setdefault("_allow_python_workflow", False)
         self.bert_lowercase = lowercase
+        self._vocabulary_source = vocabulary if isinstance(vocabulary, str) else "the vocabulary"
         super().__init__(
             vocabulary=vocabulary,
             lowercase=False,  # done in `normalize`, the way BERT does it
@@ -96,6 +105,18 @@ class BertTokenizer(keras_hub.models.BertTokenizer):
         )
 
     def _set_vocabulary_tf(self):
+        from keras_pretrain.errors import ConfigError
+
+        long = overlong_tokens(self.vocabulary, self.suffix_indicator)
+        if long:
+            token = long[0]
+            size = len(token.removeprefix(self.suffix_indicator).encode("utf-8"))
+            raise ConfigError(
+                f"{getattr(self, '_vocabulary_source', 'the vocabulary')}: the token {token[:40]!r}... is "
+                f"{size} UTF-8 bytes ({self.suffix_indicator!r} aside); tensorflow-text's WordPiece tokenizer holds tokens of "
+                f"at most {MAX_TOKEN_BYTES} bytes ({len(long)} such token(s)). Remove them (the words they spell "
+                "are then split into pieces or [UNK]) or learn the vocabulary again: recipes.pretrain never "
+                "writes one.")
         # Words are limited by characters in `_tokenize_tf`; any word of at
         # most 200 characters fits in 4 * 200 UTF-8 bytes.
         self._fast_word_piece = tf_text.FastWordpieceTokenizer(
