@@ -258,19 +258,25 @@ def _qa_step(shape, batch, seq, rounds, settings):
                  "gradient is zeros and AdamW still updates it (weight decay; extra work on our side only), on "
                  "TensorFlow and PyTorch it gets no gradient and Keras skips it")
 
-    steps = {"ours": ours, "transformers": transformers_}
-    for name, step in steps.items():  # compilation (untimed), then one warm-up step each
+    return time_steps(result, {"ours": ours, "transformers": transformers_}, rounds, batch * seq, notes)
+
+
+def time_steps(result, steps, rounds, tokens, notes):
+    """Times the `steps` (name -> `step()` returning the loss) into `result`: a compiling step and a warm-up
+    step each (untimed; `loss_first`, `first_step_s`), `rounds` interleaved rounds (`times`, `step_s` median,
+    `vs_transformers` paired), one more untimed step (`loss_last`); `tokens` per step for `tokens_per_s`."""
+    for name, step in steps.items():
         begin = time.perf_counter()
         result[name]["loss_first"] = step()
         result[name]["first_step_s"] = time.perf_counter() - begin
     for step in steps.values():
         step()
     times = interleave(steps, rounds)
-    for name, step in steps.items():  # one more untimed step each: the loss still finite (and falling)
+    for name, step in steps.items():  # the loss still finite (and falling)
         result[name].update(times=times[name], step_s=statistics.median(times[name]) if rounds else None,
                             loss_last=step())
     result["vs_transformers"] = paired(times["transformers"], times["ours"]) if rounds else None
-    result["tokens_per_s"] = {name: batch * seq / result[name]["step_s"] for name in steps} if rounds else None
+    result["tokens_per_s"] = {name: tokens / result[name]["step_s"] for name in steps} if rounds else None
     result["notes"] = notes
     result["peak_rss_mb"] = peak_rss_mb()
     return result
@@ -600,7 +606,7 @@ def step_report(by, group, prefix, heading, target, digits=2):
     if measured:
         best = min(measured, key=lambda b: measured[b][0])
         others = ", ".join(f"{b} {v[1]:.{digits}f}x" for b, v in sorted(measured.items()))
-        targets.append((target, f"{measured[best][1]:.{digits}f}x ({best}); {others}", measured[best][1] >= 1.2))
+        targets.append((target, f"{measured[best][1]:.2f}x ({best}); {others}", measured[best][1] >= 1.2))
     return sections, targets
 
 

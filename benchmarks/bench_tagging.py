@@ -17,13 +17,11 @@ none).
 The fairness machinery (threads per side, interleaved rounds, paired ratios) is `bench_qa`'s, imported.
 """
 
-import statistics
 import time
 
 import numpy as np
 
-from benchmarks.bench_qa import _dims, _hf_config, _trainable, interleave, paired, set_threads, step_report
-from benchmarks.machine import peak_rss_mb
+from benchmarks.bench_qa import _dims, _hf_config, _trainable, set_threads, step_report, time_steps
 
 CONLL_LABELS = ("O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC", "B-MISC", "I-MISC")
 IGNORE = -100  # transformers' ignore index (keras_pretrain.tasks.token_classifier.IGNORE)
@@ -139,22 +137,7 @@ def _ner_step(shape, batch, seq, rounds, settings, num_labels):
     notes.append("ours compiled with TokenLoss and no metrics (its default adds TokenAccuracy); transformers "
                  "computes the loss only")
 
-    steps = {"ours": ours, "transformers": transformers_}
-    for name, step in steps.items():  # compilation (untimed), then one warm-up step each
-        begin = time.perf_counter()
-        result[name]["loss_first"] = step()
-        result[name]["first_step_s"] = time.perf_counter() - begin
-    for step in steps.values():
-        step()
-    times = interleave(steps, rounds)
-    for name, step in steps.items():  # one more untimed step each: the loss still finite (and falling)
-        result[name].update(times=times[name], step_s=statistics.median(times[name]) if rounds else None,
-                            loss_last=step())
-    result["vs_transformers"] = paired(times["transformers"], times["ours"]) if rounds else None
-    result["tokens_per_s"] = {name: batch * seq / result[name]["step_s"] for name in steps} if rounds else None
-    result["notes"] = notes
-    result["peak_rss_mb"] = peak_rss_mb()
-    return result
+    return time_steps(result, {"ours": ours, "transformers": transformers_}, rounds, batch * seq, notes)
 
 
 # --- Report ---------------------------------------------------------------------------------------------
