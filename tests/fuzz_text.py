@@ -1,0 +1,150 @@
+"""A seeded generator of hostile real-world text for differential tokenizer tests.
+
+`fuzz_strings(n, seed)` returns `n` strings that mix every class the issue-43
+fuzz found differences in: each Unicode whitespace and control character
+class (ASCII and Unicode spaces, U+0085, U+000B, U+001C..U+001F, NUL, bidi and
+zero-width format characters), combining marks (Mn, and spacing Mc with
+combining class 0), CJK, Indic and Thai scripts, emoji sequences (ZWJ, skin
+tones, U+FE0F), private-use and unassigned code points, very long words,
+numbers with separators (the digit-comma re-split), literal markup and every
+family's special-token spelling (`<s>`, `[CLS]`, `<mask>`, ...), Greek final
+sigma, and surrogate-free astral characters.
+
+The stream depends only on `seed` (Python's `random.Random`), so a failing
+string can be reproduced by its index. `FAST_COUNT` strings run in `make test`,
+`FULL_COUNT` under `make test-large`.
+"""
+
+import random
+
+FAST_COUNT = 400
+FULL_COUNT = 3200
+SEED = 20261204
+
+WHITESPACE = [
+    " ", "\t", "\n", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x1f",
+    "\x85", "\xa0", "\u1680", "\u2000", "\u2002", "\u2007", "\u2009", "\u200a",
+    "\u2028", "\u2029", "\u202f", "\u205f", "\u3000",
+]
+CONTROLS = [
+    "\x00", "\x01", "\x07", "\x08", "\x1b", "\x7f", "\x80", "\x9f",
+    "\u200b", "\u200c", "\u200d", "\u200e", "\u200f", "\u2060", "\u202e",
+    "\ufeff", "\ufffd", "\ufff9", "\U000e0001",
+]
+COMBINING = [
+    "\u0300", "\u0301", "\u0308", "\u0327", "\u0335", "\u20dd", "\u0903",
+    "\u093e", "\u0940", "\u0946", "\u09be", "\u0e31", "\u0e33", "\u0e40",
+    "\ufe0f", "\u0f71", "\U0001d165",
+]
+SPECIAL_TOKENS = [
+    "<s>", "</s>", "<pad>", "<mask>", "<unk>", "[CLS]", "[SEP]", "[MASK]",
+    "[UNK]", "[PAD]", "<cls>", "<sep>", "<eod>", "<eop>", "</w>", "<bos>",
+    "<eos>", "<|endoftext|>", "<S>", "</S>",
+]
+MARKUP = [
+    "<b>", "</p>", "&amp;", "&#39;", "<br/>", "{{x}}", "\\n", "@@", "##",
+    "▁", "Ġ", "'s", "'t", "'re", "'ve", "'m", "'ll", "'d", "n't", "...",
+    "http://a.b/c?d=1", "a@b.co", "--", "``", "''",
+]
+WORDS = [
+    "the", "The", "THE", "hello", "World", "isn't", "don't", "we'll", "naïve",
+    "Café", "résumé", "İstanbul", "straße", "ΟΔΟΣ", "ΥΣ", "οδος", "Москва",
+    "ﬁne", "Ⅻ", "½", "²", "ℌ", "Å", "ǅ", "ß", "ŉ", "ﬀ",
+]
+NUMBERS = [
+    "1", "42", "3.14", "1,000", "£3,", "$1,000.50", "2019-10-01", "12,34,5",
+    "٣٤", "१२३", "１２３", "0x1F", "1e-5", "7,", "3,a", "99%",
+]
+SCRIPTS = [
+    "中国人说你好", "東京", "한국어", "ひらがな", "カタカナ", "\uf900",
+    "\U00020000\U0002a6df", "नमस्ते", "हिन्दी", "বাংলা", "தமிழ்", "ภาษาไทย",
+    "กขค", "ไม่", "العربية", "עברית", "ქართული", "Ελληνικά", "ᚠᛇᚻ",
+]
+EMOJI = [
+    "😀", "❤️", "👍🏽", "👩\u200d💻", "🇫🇷", "🧑", "1️⃣", "👨\u200d👩\u200d👧",
+    "🏳️\u200d🌈", "☺", "✌︎",
+]
+ODD = [
+    "\ue000", "\uf8ff", "\U000f0000", "\u0378", "\u2fff", "\U0001fae8",
+    "\u0e3f", "\u00ad", "\u0640", "\u3164", "\u115f",
+]
+
+
+def _long_word(rng):
+    base = rng.choice(["a", "ab", "x1", "ก", "中", "é", "na\u0301"])
+    return base * rng.randint(60, 320)
+
+
+def _piece(rng):
+    roll = rng.random()
+    if roll < 0.30:
+        return rng.choice(WORDS)
+    if roll < 0.40:
+        return rng.choice(NUMBERS)
+    if roll < 0.50:
+        return rng.choice(SCRIPTS)
+    if roll < 0.57:
+        return rng.choice(EMOJI)
+    if roll < 0.64:
+        return rng.choice(SPECIAL_TOKENS)
+    if roll < 0.70:
+        return rng.choice(MARKUP)
+    if roll < 0.76:
+        return rng.choice(ODD)
+    if roll < 0.80:
+        return _long_word(rng) if rng.random() < 0.3 else rng.choice(WORDS) * 3
+    if roll < 0.88:
+        return rng.choice(WORDS) + rng.choice(COMBINING)
+    if roll < 0.94:
+        word = rng.choice(WORDS)
+        cut = rng.randint(0, len(word))
+        return word[:cut] + rng.choice(CONTROLS) + word[cut:]
+    return chr(rng.randint(0x20, 0x2FFF))
+
+
+def _separator(rng):
+    roll = rng.random()
+    if roll < 0.55:
+        return " "
+    if roll < 0.80:
+        return rng.choice(WHITESPACE) * rng.randint(1, 2)
+    if roll < 0.90:
+        return ""
+    if roll < 0.95:
+        return " " + rng.choice(WHITESPACE)
+    return rng.choice(CONTROLS)
+
+
+def fuzz_string(rng):
+    """One string of 0-12 pieces with mixed separators."""
+    pieces = []
+    for _ in range(rng.randint(0, 12)):
+        pieces.append(_piece(rng))
+        pieces.append(_separator(rng))
+    text = "".join(pieces)
+    if rng.random() < 0.1:
+        text = rng.choice(WHITESPACE) + text
+    return text
+
+
+def fuzz_strings(n=FAST_COUNT, seed=SEED):
+    """`n` seeded strings; the first ones are the same for every `n`."""
+    rng = random.Random(seed)
+    return [fuzz_string(rng) for _ in range(n)]
+
+
+def differences(ours, reference, texts):
+    """`[(index, text, ours, reference)]` where the two callables disagree."""
+    out = []
+    for i, text in enumerate(texts):
+        a, b = ours(text), reference(text)
+        if list(a) != list(b):
+            out.append((i, text, list(a), list(b)))
+    return out
+
+
+def describe(diffs, limit=8):
+    lines = [f"{len(diffs)} strings differ; first {min(limit, len(diffs))}:"]
+    for i, text, a, b in diffs[:limit]:
+        lines.append(f"  #{i} {text!r}\n    ours {a}\n    orig {b}")
+    return "\n".join(lines)
