@@ -250,7 +250,8 @@ def export_serving(model, path, tokenizer=None, labels=None, pair=False, seq_len
 
 
 def export_qa_serving(model, path, tokenizer, **options):
-    """Writes a span-QA `model`'s serving SavedModel to `path` (`NAME/1`), on any backend.
+    """Writes a span-QA `model`'s serving SavedModel to `path` (`NAME/1`), on any backend (ALBERT's SentencePiece
+    answer-class model for v2.0 too).
 
     See `keras_pretrain.export.qa_serving.export_qa_serving` (`options`: `seq_length`, `doc_stride`,
     `max_query_length`, `n_best_size`, `max_answer_length`, `version_2_with_negative`,
@@ -260,8 +261,8 @@ def export_qa_serving(model, path, tokenizer, **options):
     from keras_pretrain.export import qa_serving
 
     path = os.fspath(path)
-    qa_serving.check_tokenizer(tokenizer)
     v2 = bool(options.get("version_2_with_negative"))
+    qa_serving.check_model(model, qa_serving.check_tokenizer(tokenizer), v2)
     spec = {"path": path, "signature": "serving_default", "inputs": ["question", "context"],
             "outputs": list(qa_serving.V2_OUTPUTS if v2 else qa_serving.OUTPUTS), "question_answering": True,
             "options": options, "requires": "tensorflow_text"}

@@ -24,11 +24,12 @@ logits on the token states), and writes to `--out`:
 `--features-only` writes `train.tf_record` and `eval.tf_record` (`FeatureWriter`'s names) and stops. The
 WordPiece families (BERT, ERNIE, DistilBERT, and runs whose vocabulary is WordPiece) are supported; ALBERT's
 SentencePiece models for v1.1 through albert's own `squad_utils` pipeline (`recipes.finetune_squad_albert`: its
-features, its `write_predictions_v1`; no serving SavedModel); XLNet (v1.1, v2.0) and ALBERT v2.0 with the
-authors' answer-class model, features and `write_predictions` (`recipes.finetune_squad_beam`); RoBERTa's
-byte-level BPE with the same algorithm on its layout (`<s> Q </s></s> D </s>`, one segment, each context word
-tokenized after a space as transformers' SQuAD processor does; the span text decoded from the bytes before
-`get_final_text`; served from strings as the WordPiece families).
+features, its `write_predictions_v1`; served from strings, its character alignment in-graph); XLNet (v1.1, v2.0)
+and ALBERT v2.0 with the authors' answer-class model, features and `write_predictions`
+(`recipes.finetune_squad_beam`; ALBERT's served, XLNet's not yet); RoBERTa's byte-level BPE with the same
+algorithm on its layout (`<s> Q </s></s> D </s>`, one segment, each context word tokenized after a space as
+transformers' SQuAD processor does; the span text decoded from the bytes before `get_final_text`; served from
+strings as the WordPiece families).
 """
 
 import json
@@ -237,10 +238,7 @@ def main(parser, args, out, family, backbone, tokenizer, seq_length):
     print(f"saved: {keras_path}; predictions.json, nbest_predictions.json"
           + (", null_odds.json" if null_odds else "") + f", raw_results.jsonl in {out}")
     serving = None
-    if sentencepiece:
-        print("no serving SavedModel: the in-graph SQuAD pipeline is run_squad's (WordPiece, RoBERTa's BPE); "
-              "albert squad_utils' SentencePiece alignment is not in-graph yet")
-    elif not args.no_export:
+    if not args.no_export:
         serving = export_serving(model, out, tokenizer, args, seq_length, version)
     summary = {"family": family, "task": args.task, "eval": scores, "seq_length": seq_length,
                "train_windows": len(train_features), "predict_windows": len(predict_features),

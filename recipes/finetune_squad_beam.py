@@ -11,8 +11,9 @@ albert `squad_utils.create_v2_model`) with their own features and post-processin
   `--null-score-diff-threshold`).
 
 `raw_results.jsonl` holds, per window, the head's beam (`unique_id`, `start_top_log_probs`, `start_top_index`,
-`end_top_log_probs`, `end_top_index`, `cls_logits`), what those `write_predictions` read. No serving SavedModel
-(the in-graph pipeline is WordPiece's): the run says so.
+`end_top_log_probs`, `end_top_index`, `cls_logits`), what those `write_predictions` read. ALBERT v2.0 runs
+write the serving SavedModel `qa/1` (unless `--no-export`; `keras_pretrain.export.qa_serving_sentencepiece`:
+the same answers as `predictions.json`); XLNet runs have none yet (the run says so).
 """
 
 import collections
@@ -149,10 +150,16 @@ def main(parser, args, out, family, backbone, tokenizer, seq_length, check_lengt
     model.save(keras_path)
     print(f"saved: {keras_path}; predictions.json, nbest_predictions.json"
           + (", null_odds.json" if null_odds else "") + f", raw_results.jsonl in {out}")
-    print("no serving SavedModel: the in-graph SQuAD pipeline is run_squad's (WordPiece, RoBERTa's BPE); the "
-          "answer-class pipelines (their character alignment and beam) are not in-graph yet")
+    serving = None
+    if layout == "albert" and not args.no_export:
+        from recipes.finetune_squad import export_serving
+
+        serving = export_serving(model, out, tokenizer, args, seq_length, version)
+    elif layout == "xlnet":
+        print("no serving SavedModel: XLNet's SQuAD pipeline (xlnet run_squad.py: its packing, alignment and "
+              "beam) is not in-graph yet")
     summary = {"family": family, "task": args.task, "eval": scores, "seq_length": seq_length,
                "train_windows": len(train_features), "predict_windows": len(predict_features),
-               "learning_rate": args.learning_rate, "serving": None, "head": "answer_class"}
+               "learning_rate": args.learning_rate, "serving": serving, "head": "answer_class"}
     common.write_json(os.path.join(out, "summary.json"), summary)
     return summary

@@ -22,10 +22,15 @@ and the null score the smallest `[CLS]` start + end logit over the windows.
 
 WordPiece families (BERT, ERNIE, DistilBERT, WordPiece ALBERT and runs: `WordPieceLayout`) and RoBERTa's
 byte-level BPE (`ByteLevelLayout`: `<s> Q </s></s> D </s>`, words after a space, spans decoded from their
-bytes), as `recipes.finetune --task squad-*` trains them. ALBERT's SentencePiece models and XLNet (their
-authors' character alignment and answer-class beam) are not served yet. Tokenizing uses tensorflow-text ops:
-load `tensorflow_text` before `tf.saved_model.load`; nothing else is needed.
+bytes), as `recipes.finetune --task squad-*` trains them. ALBERT's SentencePiece models take albert
+`squad_utils`' pipeline (`qa_serving_sentencepiece.SentencePieceLayout`: pieces of the whole context aligned
+to its characters by their LCS, the answer sliced from the raw context; v1.1 the span head, v2.0 the
+answer-class model's beam, `BeamQuestionAnswering`). XLNet (xlnet `run_squad.py`'s packing, `P <sep> Q <sep>
+<cls>`, and beam) is not served yet: `ExportError`. Tokenizing uses tensorflow-text ops: load
+`tensorflow_text` before `tf.saved_model.load`; nothing else is needed.
 """
+
+import functools
 
 import numpy as np
 
@@ -61,6 +66,22 @@ class WordPieceLayout:
 
     def basic_words(self, tf, text):
         return self.tokenizer.basic_words(text)
+
+    def document(self, tf, question, context, max_query_length):
+        """The question's ids [B, (Q)], the doc's [B, (D)], each doc piece's word (flat [sum D]) and what
+        `answers` reads: run_squad's words, each tokenized alone."""
+        import tensorflow_text as tf_text
+
+        words, word_starts, _ = (t.with_row_splits_dtype(tf.int64) for t in
+                                 tf_text.regex_split_with_offsets(context, WHITESPACE))
+        pieces = _ragged_ids(tf, self.doc_words(tf, words.flat_values))  # each word alone, as run_squad
+        doc = tf.RaggedTensor.from_row_splits(pieces.flat_values, tf.gather(pieces.row_splits, words.row_splits))
+        word_of_piece = tf.repeat(tf.ragged.range(words.row_lengths()).flat_values, pieces.row_lengths())
+        query = _ragged_ids(tf, self.tokenizer(question))[:, :max_query_length]
+        return {"query": query, "doc": doc, "unit": word_of_piece, "words": words, "word_starts": word_starts}
+
+    def answers(self, tf, context, features, window, start, end, ok):
+        return answers(tf, self, tf.constant(self.vocabulary()), context, features, window, start, end, ok)
 
 
 class ByteLevelLayout(WordPieceLayout):
@@ -103,22 +124,29 @@ class ByteLevelLayout(WordPieceLayout):
 
 def check_tokenizer(tokenizer):
     """The layout of `tokenizer` (`WordPieceLayout`: our `BertTokenizer`; `ByteLevelLayout`: keras-hub's
-    byte-level BPE, RoBERTa) with its special ids in `.ids`; `ExportError` for any other tokenizer or a
-    vocabulary without the special tokens."""
+    byte-level BPE, RoBERTa; `qa_serving_sentencepiece.SentencePieceLayout`: ALBERT's SentencePiece) with its
+    special ids in `.ids`; `ExportError` for any other tokenizer (XLNet's included) or a vocabulary without
+    the special tokens."""
     import keras_hub
 
+    from keras_pretrain.export import qa_serving_sentencepiece
+    from keras_pretrain.models.albert import AlbertTokenizer
     from keras_pretrain.models.bert import BertTokenizer
 
     if isinstance(tokenizer, BertTokenizer):
         layout = WordPieceLayout(tokenizer)
+    elif isinstance(tokenizer, AlbertTokenizer):
+        layout = qa_serving_sentencepiece.SentencePieceLayout(tokenizer)
     elif isinstance(tokenizer, keras_hub.tokenizers.BytePairTokenizer):
         layout = ByteLevelLayout(tokenizer)
     else:
         raise ExportError(f"question-answering serving: the tokenizer must be a WordPiece BertTokenizer (BERT, "
-                          f"ERNIE, DistilBERT, WordPiece ALBERT) or RoBERTa's byte-level BPE; got "
-                          f"{type(tokenizer).__name__} (ALBERT's SentencePiece and XLNet are not served yet).")
+                          f"ERNIE, DistilBERT, WordPiece ALBERT), ALBERT's SentencePiece AlbertTokenizer or "
+                          f"RoBERTa's byte-level BPE; got {type(tokenizer).__name__} (XLNet's packing and "
+                          f"alignment, xlnet run_squad.py, are not served yet).")
     layout.ids = {name: tokenizer.token_to_id(token) for name, token in layout.special}
-    missing = [token for (name, token) in layout.special if layout.ids[name] is None]
+    unknown = getattr(layout, "unknown_id", None)
+    missing = [token for (name, token) in layout.special if layout.ids[name] in (None, unknown)]
     if missing:
         raise ExportError(f"question-answering serving: the vocabulary has no {missing}.")
     return layout
@@ -135,40 +163,13 @@ def _column(tf, rows, value):
     return tf.RaggedTensor.from_tensor(tf.fill([rows, 1], value))
 
 
-def windows(tf, layout, question, context, seq_length, doc_stride, max_query_length):
-    """run_squad's features of each (question, context), in-graph, in `layout`'s token layout.
-
-    Returns a dict: `inputs` (token_ids, segment_ids, padding_mask int32 [N, seq_length] for the N windows),
-    `example` int32 [N] (the window's row in the batch), `offset` [N] (the first doc position: question
-    length + 2), `length` [N] (doc tokens in the window), `doc_mask` / `max_context` bool [N, seq_length]
-    (a doc token / in its max-context window), `word` int32 [N, seq_length] (its word in the context, -1
-    elsewhere), and the context's `words` with their byte `word_starts` (ragged [B, (W)]).
-    """
-    import tensorflow_text as tf_text
-
-    batch = tf.shape(question)[0]
-    words, word_starts, _ = (t.with_row_splits_dtype(tf.int64) for t in
-                             tf_text.regex_split_with_offsets(context, WHITESPACE))
-    tokenizer, ids = layout.tokenizer, layout.ids
-    pieces = _ragged_ids(tf, layout.doc_words(tf, words.flat_values))  # each word alone, as run_squad
-    doc = tf.RaggedTensor.from_row_splits(pieces.flat_values, tf.gather(pieces.row_splits, words.row_splits))
-    word_of_piece = tf.repeat(tf.ragged.range(words.row_lengths()).flat_values, pieces.row_lengths())
-    query = _ragged_ids(tf, tokenizer(question))[:, :max_query_length]
-    doc_length = tf.cast(doc.row_lengths(), tf.int32)
-    query_length = tf.cast(query.row_lengths(), tf.int32)
-    room = seq_length - query_length - 2 - layout.separators
-    count = (tf.maximum(doc_length - room, 0) + doc_stride - 1) // doc_stride + 1
-    example = tf.repeat(tf.range(batch), count)
-    start = tf.ragged.range(count).flat_values * doc_stride
-    length = tf.minimum(tf.gather(room, example), tf.gather(doc_length, example) - start)
-    rows = tf.shape(example)[0]
-    # Global indices of each window's doc pieces in `doc.flat_values`.
-    index = tf.ragged.range(length) + (tf.cast(tf.gather(doc.row_splits, example), tf.int32) + start)[:, None]
-    window_ids = tf.gather(doc.flat_values, index)
-    query_rows = tf.gather(query, example)
+def pack_cls_first(layout, tf, rows, query_rows, window_ids, query_length, length, seq_length):
+    """run_squad's window `[CLS] Q [SEP] D [SEP]` (`layout.separators` `[SEP]`s after Q), 0 / `doc_segment`
+    segment ids, padded after: (inputs, doc offset [N], `[CLS]` position [N])."""
+    ids = layout.ids
     cls, sep = _column(tf, rows, ids["cls"]), _column(tf, rows, ids["sep"])
     tokens = tf.concat([cls, query_rows] + [sep] * layout.separators + [window_ids, sep], axis=1)
-    offset = tf.gather(query_length, example) + 1 + layout.separators
+    offset = query_length + 1 + layout.separators
     total = offset + length + 1
     positions = tf.range(seq_length)[None, :]
     inputs = {
@@ -177,6 +178,41 @@ def windows(tf, layout, question, context, seq_length, doc_stride, max_query_len
                                                     tf.int32),
         "padding_mask": tf.cast(positions < total[:, None], tf.int32),
     }
+    return inputs, offset, tf.zeros_like(offset)
+
+
+def windows(tf, layout, question, context, seq_length, doc_stride, max_query_length):
+    """run_squad's features of each (question, context), in-graph, in `layout`'s token layout.
+
+    Returns a dict: `inputs` (token_ids, segment_ids, padding_mask int32 [N, seq_length] for the N windows),
+    `example` int32 [N] (the window's row in the batch), `offset` [N] (the first doc position: question
+    length + 2), `length` [N] (doc tokens in the window), `doc_mask` / `max_context` bool [N, seq_length]
+    (a doc token / in its max-context window; none for an example the layout `skip`s), `p_mask` float32
+    [N, seq_length] (0: `[CLS]` and the doc tokens, albert's), `skipped` bool [N], `word` int32 [N,
+    seq_length] (its word in the context (SentencePiece: its piece), -1 elsewhere), and what the layout's
+    `document` adds for its `answers` (WordPiece: the context's `words` with their byte `word_starts`).
+    """
+    batch = tf.shape(question)[0]
+    ids = layout.ids
+    document = layout.document(tf, question, context, max_query_length)
+    query, doc, word_of_piece = document.pop("query"), document.pop("doc"), document.pop("unit")
+    doc_length = tf.cast(doc.row_lengths(), tf.int32)
+    query_length = tf.cast(query.row_lengths(), tf.int32)
+    room = seq_length - query_length - 2 - layout.separators
+    count = (tf.maximum(doc_length - room, 0) + doc_stride - 1) // doc_stride + 1
+    skip = document.pop("skip", None)  # no answer (albert's "MISMATCH DETECTED!")
+    example = tf.repeat(tf.range(batch), count)
+    start = tf.ragged.range(count).flat_values * doc_stride
+    length = tf.minimum(tf.gather(room, example), tf.gather(doc_length, example) - start)
+    rows = tf.shape(example)[0]
+    # Global indices of each window's doc pieces in `doc.flat_values`.
+    index = tf.ragged.range(length) + (tf.cast(tf.gather(doc.row_splits, example), tf.int32) + start)[:, None]
+    window_ids = tf.gather(doc.flat_values, index)
+    query_rows = tf.gather(query, example)
+    pack = getattr(layout, "pack", None) or functools.partial(pack_cls_first, layout)
+    inputs, offset, cls_index = pack(tf, rows, query_rows, window_ids, tf.gather(query_length, example), length,
+                                     seq_length)
+    positions = tf.range(seq_length)[None, :]
     # `_check_is_max_context`: min(left, right) + 0.01 * length, the first best window of each doc piece.
     within = tf.ragged.range(length)
     score = tf.cast(tf.minimum(within, length[:, None] - 1 - within), tf.float64) + 0.01 * tf.cast(
@@ -192,11 +228,14 @@ def windows(tf, layout, question, context, seq_length, doc_stride, max_query_len
         head = tf.RaggedTensor.from_row_lengths(tf.fill([tf.reduce_sum(offset)], outside), tf.cast(offset, tf.int64))
         return tf.concat([head, values], axis=1).to_tensor(outside, shape=[None, seq_length])
 
-    return {"inputs": inputs, "example": example, "offset": offset, "length": length,
-            "doc_mask": on_doc(tf.ones_like(window_ids, tf.bool), False),
+    doc_mask = on_doc(tf.ones_like(window_ids, tf.bool), False)
+    skipped = tf.zeros([rows], tf.bool) if skip is None else tf.gather(skip, example)
+    doc_mask &= ~skipped[:, None]
+    return {"inputs": inputs, "example": example, "skipped": skipped, "offset": offset, "length": length,
+            "doc_mask": doc_mask, "cls_index": cls_index,
+            "p_mask": tf.where(doc_mask | (positions == cls_index[:, None]), 0.0, 1.0),
             "max_context": on_doc(window_ids.with_flat_values(is_max), False),
-            "word": on_doc(tf.gather(tf.cast(word_of_piece, tf.int32), index), -1),
-            "words": words, "word_starts": word_starts}
+            "word": on_doc(tf.gather(tf.cast(word_of_piece, tf.int32), index), -1), **document}
 
 
 def best_spans(tf, start_logits, end_logits, features, n_best_size, max_answer_length, batch):
@@ -306,13 +345,15 @@ def answers(tf, layout, vocabulary, context, features, window, start, end, ok):
 
 def export_qa_serving(model, path, tokenizer, seq_length=384, doc_stride=128, max_query_length=64, n_best_size=20,
                       max_answer_length=30, version_2_with_negative=False, null_score_diff_threshold=0.0):
-    """Writes the serving SavedModel of a `SpanQuestionAnswering` `model` (see the module docstring; TF
-    backend: `hub_modules.exporting.export_qa_serving` runs it from any backend). Returns `path`."""
+    """Writes the serving SavedModel of a `SpanQuestionAnswering` `model` (ALBERT's answer-class
+    `BeamQuestionAnswering` for v2.0 with its SentencePiece tokenizer; see the module docstring; TF backend:
+    `hub_modules.exporting.export_qa_serving` runs it from any backend). Returns `path`."""
     from keras_pretrain.export import contracts
     from keras_pretrain.export.serving import _save
 
     tf = require_tensorflow_backend()
     layout = check_tokenizer(tokenizer)
+    beam = check_model(model, layout, version_2_with_negative)
     limit = getattr(model.backbone, "max_sequence_length", None)
     if limit and seq_length > limit:
         raise ExportError(f"seq_length {seq_length} exceeds the model's {limit} positions.")
@@ -320,11 +361,12 @@ def export_qa_serving(model, path, tokenizer, seq_length=384, doc_stride=128, ma
     if not 0 < doc_stride <= seq_length - max_query_length - special:
         raise ExportError(f"doc_stride {doc_stride} must be in [1, {seq_length - max_query_length - special}] "
                           f"(seq_length {seq_length} - max_query_length {max_query_length} - {special}).")
-    names = contracts.input_names(model)
+    names = contracts.input_names(model) or ["padding_mask", "segment_ids", "token_ids"]
     root = tf.train.Checkpoint()
     root.model = model
     root.tokenizer = tokenizer
-    vocabulary = tf.constant(layout.vocabulary())
+    if hasattr(layout, "build"):
+        root.layout = layout.build(tf)  # its tensorflow-text resources, tracked
     specs = [tf.TensorSpec([None], tf.string, name="question"), tf.TensorSpec([None], tf.string, name="context")]
 
     def serve(question, context):
@@ -332,18 +374,47 @@ def export_qa_serving(model, path, tokenizer, seq_length=384, doc_stride=128, ma
         x = dict(features["inputs"])
         if "task_type_ids" in names:  # ERNIE 2.0 task embeddings: task 0
             x["task_type_ids"] = tf.zeros_like(x["token_ids"])
-        outputs = model({name: x[name] for name in names}, training=False)
+        x = {name: x[name] for name in names}
         batch = tf.shape(question)[0]
-        window, start, end, score, null = best_spans(tf, outputs["start_logits"], outputs["end_logits"], features,
-                                                     n_best_size, max_answer_length, batch)
-        found = score > float("-inf")
-        result = {"score": tf.cast(score, tf.float32)}
-        if version_2_with_negative:
-            no_answer = null - score
-            result["no_answer_score"] = tf.cast(no_answer, tf.float32)
-            found &= ~(no_answer > null_score_diff_threshold)
-        result["answer"], result["start"], result["end"] = answers(
-            tf, layout, vocabulary, context, features, window, start, end, found)
+        if beam:
+            from keras_pretrain.export.qa_serving_sentencepiece import beam_best_spans
+
+            x["p_mask"] = features["p_mask"]
+            outputs = model(x, training=False)
+            window, start, end, score, null = beam_best_spans(tf, outputs, features, max_answer_length, batch,
+                                                              model.start_n_top, model.end_n_top)
+            found = score > float("-inf")
+            result = {"score": tf.cast(score, tf.float32), "no_answer_score": tf.cast(null, tf.float32)}
+            found &= null < null_score_diff_threshold  # albert write_predictions_v2
+        else:
+            outputs = model(x, training=False)
+            window, start, end, score, null = best_spans(tf, outputs["start_logits"], outputs["end_logits"],
+                                                         features, n_best_size, max_answer_length, batch)
+            found = score > float("-inf")
+            result = {"score": tf.cast(score, tf.float32)}
+            if version_2_with_negative:
+                no_answer = null - score
+                result["no_answer_score"] = tf.cast(no_answer, tf.float32)
+                found &= ~(no_answer > null_score_diff_threshold)
+        result["answer"], result["start"], result["end"] = layout.answers(
+            tf, context, features, window, start, end, found)
         return result
 
     return _save(tf, root, model, serve, specs, path)
+
+
+def check_model(model, layout, version_2_with_negative):
+    """True for the answer-class (beam) head; `ExportError` where the task and the layout do not go together
+    (albert: the span head for v1.1, the answer-class model for v2.0)."""
+    from keras_pretrain.tasks import BeamQuestionAnswering
+
+    beam = isinstance(model, BeamQuestionAnswering)
+    if beam and not getattr(layout, "answer_class", False):
+        raise ExportError(f"question-answering serving: the answer-class (beam) head is served with ALBERT's "
+                          f"SentencePiece layout only; got {type(layout.tokenizer).__name__}.")
+    if getattr(layout, "answer_class", False) and beam != bool(version_2_with_negative):
+        raise ExportError("question-answering serving: ALBERT's SentencePiece pipeline (albert squad_utils) "
+                          "serves the span head (SpanQuestionAnswering) for SQuAD v1.1 and the answer-class "
+                          f"model (BeamQuestionAnswering) for v2.0; got {type(model).__name__} with "
+                          f"version_2_with_negative={bool(version_2_with_negative)}.")
+    return beam

@@ -151,7 +151,8 @@ def test_albert_runs_albert_squad_utils_pipeline(albert_release, tmp_path):
 
     data = write_squad(tmp_path / "squad.json")
     summary, out = run(albert_release, tmp_path, "--task", "squad-v1.1", "--train-file", data, "--predict-file", data)
-    assert summary["family"] == "albert" and summary["serving"] is None
+    assert summary["family"] == "albert"
+    check_serving(summary, out, data, json.load(open(os.path.join(out, "predictions.json"), encoding="utf-8")))
     _, _, tokenizer = finetune.load_pretrained(finetune.build_parser(), albert_release, None)
     options = types.SimpleNamespace(doc_stride=4, max_query_length=8, n_best_size=20, max_answer_length=30)
     examples = squad_sentencepiece.read_squad_examples(data, is_training=False)
@@ -188,7 +189,8 @@ def check_beam_run(out, summary, family, examples, features):
 
     from keras_pretrain.squad_predictions_beam import write_predictions
 
-    assert summary["family"] == family and summary["serving"] is None and summary["head"] == "answer_class"
+    assert summary["family"] == family and summary["head"] == "answer_class"
+    assert (summary["serving"] is None) == (family == "xlnet")  # ALBERT v2.0 is served (issue 41 item 5)
     assert len(features) == summary["predict_windows"] > len(examples)
     rows = [json.loads(line) for line in open(os.path.join(out, "raw_results.jsonl"), encoding="utf-8")]
     assert [r["unique_id"] for r in rows] == [f.unique_id for f in features]
@@ -198,6 +200,16 @@ def check_beam_run(out, summary, family, examples, features):
                                                       null_score_diff_threshold=0.0)
     assert json.load(open(os.path.join(out, "predictions.json"), encoding="utf-8")) == predictions
     assert json.load(open(os.path.join(out, "nbest_predictions.json"), encoding="utf-8")) == nbest
+    if summary["serving"]:
+        import tensorflow as tf
+        import tensorflow_text  # noqa: F401
+
+        serve = tf.saved_model.load(os.path.join(out, "qa", "1")).signatures["serving_default"]
+        served = serve(question=tf.constant([e.question_text for e in examples]),
+                       context=tf.constant([e.paragraph_text for e in examples]))
+        assert [a.decode() for a in served["answer"].numpy()] == [predictions[e.qas_id] for e in examples]
+        np.testing.assert_allclose(served["no_answer_score"].numpy(), [null_odds[e.qas_id] for e in examples],
+                                   rtol=1e-5, atol=1e-5)
     assert json.load(open(os.path.join(out, "null_odds.json"), encoding="utf-8")) == null_odds
     scores = json.load(open(os.path.join(out, "eval_results.json")))
     assert "best_f1" in scores and "HasAns_exact" in scores
