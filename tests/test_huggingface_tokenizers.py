@@ -76,7 +76,9 @@ KNOWN_DIFFERENCES = {
     "distil_bert": {"ΟΔΟΣ οδος"},
     "ernie": {"ΟΔΟΣ οδος"},
     "albert": {"hello\tworld\r\nthe\x0bend"},  # the original's str.split() counts \x0b as a space
-    "xlnet": {"[MASK] <mask> <s> text"},  # transformers matches control pieces (<mask>, <s>) in text
+    # transformers matches control pieces (<mask>, <s>) in text; the original's str.split() counts \x0b as a space
+    # (ours, as xlnet-tensorflow's preprocess_text), transformers does not
+    "xlnet": {"[MASK] <mask> <s> text", "hello\tworld\r\nthe\x0bend"},
     "gpt": set(),
     "roberta": set(),  # literal <mask>, <s> are text for both (our files say split_special_tokens)
 }

@@ -329,6 +329,7 @@ class ElmoContract(Contract):
 
     def write_endpoints(self, tf, root, model, backbone, signatures, mlm_layers, scalar_mix=None):
         from keras_pretrain.models.elmo import ElmoCharacterMapper
+        from keras_pretrain.models.elmo.elmo_tokenizer import split_sentences
 
         mapper = ElmoCharacterMapper(max_characters=backbone.max_characters)
 
@@ -336,8 +337,8 @@ class ElmoContract(Contract):
             char_ids = mapper(words)
             return elmo_outputs(backbone, char_ids, scalar_mix, training=training)
 
-        def strings_fn(strings, training=False):
-            return from_words(tf.strings.split(strings), training)
+        def strings_fn(strings, training=False):  # words as bilm-tf's `sentence.split()`
+            return from_words(split_sentences(strings), training)
 
         def tokens_fn(tokens, sequence_len, training=False):
             words = tf.RaggedTensor.from_tensor(tokens, lengths=tf.cast(sequence_len, tf.int64))

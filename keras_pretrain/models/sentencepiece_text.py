@@ -9,13 +9,12 @@ text; each tokenizer chooses the steps its reference takes:
 
 - ALBERT (google-research/albert `tokenization.py`): spaces joined, no quote
   replacement, accents = Python's `unicodedata.combining` characters;
-- XLNet (the `transformers` fast tokenizer, which defines the ids): no
-  space joining (SentencePiece's own normalisation does it), quotes
-  replaced, accents = the Unicode category Mn (the `tokenizers` crate's
-  `StripAccents`).
+- XLNet (xlnet `prepro_utils.py`): the same, and "``" and "''" replaced
+  (before NFKD).
 
-`split_digit_comma` is the original ALBERT `encode_pieces` fix for pieces
-ending in "<digit>," (XLNet's fast tokenizer does not re-split).
+`split_digit_comma` is the originals' `encode_pieces` fix for pieces ending
+in "<digit>," (ALBERT keeps the re-encoded piece's "▁", XLNet takes it off
+when the piece had none); `tokenize_tf` runs SentencePiece and the fix.
 """
 
 import functools
@@ -107,18 +106,67 @@ def normalize(inputs, lowercase=False, remove_space=True, replace_quotes=False, 
     return x
 
 
-def split_digit_comma(sentence_piece, ids):
-    """`encode_pieces`' re-split of pieces ending in "<digit>," on ragged ids [B, N]."""
+def split_digit_comma(sentence_piece, ids, drop_space=False):
+    """`encode_pieces`' re-split of pieces ending in "<digit>," on ragged ids [B, N].
+
+    A piece of two or more characters whose last is "," and the one before a
+    (Python `str.isdigit`) digit is encoded again without its comma and any
+    "▁", and followed by ",". `drop_space=True` is XLNet's `prepro_utils`
+    (and `transformers`' slow tokenizer): when the piece had no leading "▁"
+    and the first re-encoded piece has one, the "▁" is taken off it (the
+    piece dropped when it was "▁" alone, else looked up again without it,
+    `<unk>` when the vocabulary lacks it). `drop_space=False` is ALBERT's
+    `tokenization.py`, whose comparison of a str piece with a bytes "▁"
+    never holds on Python 3: the "▁" is always kept.
+    """
     tf = _tf()
     pieces = sentence_piece.id_to_string(ids.flat_values)
-    resplit = tf.strings.regex_full_match(pieces, ".*" + python_classes()["digit"] + ",")
+    resplit = tf.strings.regex_full_match(pieces, "(?s).*" + python_classes()["digit"] + ",")
     # Each piece becomes a row: its re-encoding + "," if re-split, else itself.
     stem = tf.strings.regex_replace(pieces, ",$|\u2581", "")
     encoded = sentence_piece.tokenize(tf.where(resplit, stem, ""))  # [] where not
+    if drop_space:
+        encoded = _drop_leading_space(
+            sentence_piece, encoded, resplit & ~tf.strings.regex_full_match(pieces, "(?s)\u2581.*"))
     comma = tf.cast(sentence_piece.string_to_id(","), ids.dtype)
     last = tf.where(resplit, comma, ids.flat_values)[:, None]
     rows = tf.concat([tf.cast(encoded, ids.dtype), last], axis=1)
     return ids.with_flat_values(rows).merge_dims(-2, -1)
+
+
+def _drop_leading_space(sentence_piece, encoded, rows):
+    """The first piece of each of `rows` (bool [P]) of ragged ids `encoded` [P, (k)] without its "▁"."""
+    tf = _tf()
+    flat = encoded.flat_values
+    strings = sentence_piece.id_to_string(flat)
+    row_ids = encoded.value_rowids()
+    first = tf.range(tf.size(flat, out_type=row_ids.dtype)) == tf.gather(encoded.row_splits, row_ids)
+    strip = first & tf.gather(rows, row_ids) & tf.strings.regex_full_match(strings, "(?s)\u2581.*")
+    stripped = tf.strings.regex_replace(strings, "^\u2581", "")
+    flat = tf.where(strip, tf.cast(sentence_piece.string_to_id(stripped), flat.dtype), flat)
+    keep = ~(strip & tf.equal(stripped, ""))
+    return tf.ragged.boolean_mask(encoded.with_flat_values(flat), encoded.with_flat_values(keep))
+
+
+def tokenize_tf(layer, inputs, drop_space=False):
+    """A keras-hub `SentencePieceTokenizer._tokenize_tf` with the digit-comma re-split (ALBERT, XLNet).
+
+    `layer`'s text preprocessing has been done; `inputs` are strings, one or a batch.
+    """
+    tf = _tf()
+    layer._maybe_initialized_tf()
+    inputs = tf.convert_to_tensor(inputs)
+    unbatched = inputs.shape.rank == 0
+    if unbatched:
+        inputs = tf.expand_dims(inputs, 0)
+    tokens = split_digit_comma(layer._sentence_piece, layer._sentence_piece.tokenize(inputs), drop_space)
+    if layer.sequence_length:
+        output_shape = tokens.shape.as_list()
+        output_shape[-1] = layer.sequence_length
+        tokens = tokens.to_tensor(shape=output_shape, default_value=getattr(layer, "pad_token_id", 0))
+    if unbatched:
+        tokens = tf.squeeze(tokens, 0)
+    return tokens
 
 
 class ReloadsSentencePiece:

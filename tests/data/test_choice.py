@@ -15,8 +15,8 @@ are supplied around it, neither inside the functions compared:
   `overwrite_data`): the PyPI copy has no `flags.DEFINE_*` calls (upstream defines them at module level),
   so the script defines them with upstream's types and parses an argv.
 
-Our side tokenizes with our own `XLNetTokenizer` on the same model (the texts avoid "<digit>,", the one
-case it does not re-split as the original, see its docstring).
+Our side tokenizes with our own `XLNetTokenizer` on the same model (held equal to the original's
+`encode_ids(sp, preprocess_text(...))` by `tests/models/xlnet/test_xlnet_tokenizer_fuzz.py`).
 """
 
 import csv

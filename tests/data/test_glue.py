@@ -424,9 +424,9 @@ def test_albert_features_equal_the_original_records(glue, tmp_path, lowercase, f
 
 
 def test_xlnet_features_equal_the_original_records(glue, tmp_path):
-    """`tokenize` is the original's own (`encode_ids(sp, preprocess_text(text))`, pure Python): our
-    `XLNetTokenizer` gives `transformers`' fast-tokenizer ids, which differ from the original's on
-    "<digit>," pieces (not re-split) and on U+FE0F (removed), both in these texts."""
+    """`tokenize` is the original's own (`encode_ids(sp, preprocess_text(text))`, pure Python), so the
+    records compare the feature layout alone; `tests/models/xlnet/test_xlnet_tokenizer_fuzz.py` holds our
+    `XLNetTokenizer` equal to the same function."""
     import sentencepiece as spm
 
     from keras_pretrain.models.xlnet import XLNetTokenizer

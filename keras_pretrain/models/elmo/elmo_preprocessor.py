@@ -1,5 +1,7 @@
 """ELMo's keras-hub preprocessor: strings (one or two segments) -> `char_ids`."""
 
+import functools
+
 import keras
 import keras_hub
 
@@ -7,6 +9,9 @@ from keras_pretrain.models.elmo.elmo_backbone import ElmoBackbone
 from keras_pretrain.models.elmo.elmo_tokenizer import ElmoCharacterMapper
 from keras_pretrain.models.preprocessing import preprocessing_function
 from keras_pretrain.models.preprocessing import sequence_length_property
+# private helper: an RE2 class of the code points where a Python predicate holds (this Python's Unicode tables).
+from keras_pretrain.models.sentencepiece_text import _char_class
+from keras_pretrain.models.sentencepiece_text import python_classes
 from keras_pretrain.text import MAX_CHARACTERS
 
 try:
@@ -15,20 +20,43 @@ except ImportError:  # pragma: no cover - TF is a hard dependency
     tf = None
 
 SEPARATOR = "|||"  # between the words of a pair (`keras_pretrain.data.packing.ELMO.separator`)
-# `keras_pretrain.text.split_words` in RE2: each CJK ideograph and each other non-word character alone; runs
-# of letters, digits and "_" are words; separated by what Python's `\s` matches (RE2's `\s` is ASCII only:
-# the Unicode spaces U+00A0, U+2000-U+200A, U+3000, ... and U+001C-U+001F, U+0085 are added).
 _CJK = r"\x{3400}-\x{9fff}\x{f900}-\x{faff}"
-_SPACE = r"\s\x{1c}-\x{1f}\x{85}\p{Z}"
-_KEEP = rf"[{_CJK}]|[^\p{{L}}\p{{N}}_{_SPACE}]"
-_DELIMITERS = rf"[{_SPACE}]+|{_KEEP}"
+
+
+@functools.lru_cache(maxsize=None)
+def _patterns():
+    """`keras_pretrain.text.split_words` in RE2: (delimiters, kept delimiters).
+
+    Each CJK ideograph and each other character that is neither a word
+    character nor whitespace is a word alone; runs of word characters are
+    words; whitespace separates. Word characters and whitespace are Python's
+    own (`re`'s `\\w` = `str.isalnum()` or "_", `\\s` = `str.isspace()`), read
+    from this Python's Unicode tables: RE2's `\\s` is ASCII only and lacks
+    U+000B, and its `\\p{L}` / `\\p{N}` follow a newer Unicode than Python's.
+    """
+    word = _char_class(lambda c: c.isalnum() or c == "_")[1:-1]
+    space = python_classes()["space"][1:-1]
+    keep = rf"[{_CJK}]|[^{word}{space}]"
+    return rf"[{space}]+|{keep}", keep
 
 
 def graph_split_words(texts):
-    """Ragged words of each string (1-D string tensor), as `keras_pretrain.text.split_words`, in-graph."""
+    """Ragged words of each string (1-D string tensor), as `keras_pretrain.text.split_words`, in-graph.
+
+    tensorflow-text's `regex_split` ends each string at its first NUL, so the
+    strings are cut at their NULs first, each part split, and each NUL (a
+    word of its own for `split_words`) put back between its parts' words.
+    """
     import tensorflow_text as tf_text
 
-    return tf_text.regex_split(texts, _DELIMITERS, _KEEP)
+    delimiters, keep = _patterns()
+    parts = tf.strings.split(texts, "\x00")  # [B, (parts)]; NUL as a tensor value, not an attribute
+    words = tf_text.regex_split(parts.flat_values, delimiters, keep)  # [P, (words)]
+    index = tf.range(tf.shape(parts.flat_values, out_type=tf.int64)[0])
+    before_nul = index < tf.gather(parts.row_limits(), parts.value_rowids()) - 1  # not its row's last part
+    nul = tf.RaggedTensor.from_row_lengths(
+        tf.fill(tf.reduce_sum(tf.cast(before_nul, tf.int32))[None], "\x00"), tf.cast(before_nul, tf.int64))
+    return parts.with_flat_values(tf.concat([words, nul], axis=1)).merge_dims(1, 2)
 
 
 @keras.saving.register_keras_serializable(package="keras_pretrain")

@@ -17,9 +17,24 @@ from keras_pretrain.text import EOS_CHAR  # noqa: F401 - re-exported
 from keras_pretrain.text import EOW_CHAR  # noqa: F401 - re-exported
 from keras_pretrain.text import MAX_CHARACTERS
 from keras_pretrain.text import PAD_CHAR  # noqa: F401 - re-exported
+from keras_pretrain.text import PY_WHITESPACE
 from keras_pretrain.text import character_ids  # noqa: F401 - re-exported
 from keras_pretrain.text import graph_character_ids
 from keras_pretrain.text import split_words  # noqa: F401 - re-exported
+
+
+def split_sentences(sentences):
+    """Ragged words of a 1-D string tensor, split as Python's `str.split()` splits, in-graph.
+
+    Every Python whitespace character (`str.isspace()`: U+3000, U+00A0,
+    U+2028, U+0085, U+001C..U+001F, ...) separates words; no word is empty;
+    a NUL is an ordinary character inside a word, as in Python. (Not
+    tensorflow-text's `regex_split`: it ends each string at its first NUL.)
+    """
+    import tensorflow as tf
+
+    spaced = tf.strings.regex_replace(sentences, PY_WHITESPACE, " ")
+    return tf.strings.split(spaced)  # ASCII whitespace runs: all of it is " " now
 
 
 @keras.saving.register_keras_serializable(package="keras_pretrain")
@@ -42,7 +57,8 @@ class ElmoCharacterMapper(PreprocessingLayer):
     Inputs: a `tf.RaggedTensor` of words (B, None); a dense string tensor
     (B, T) whose trailing empty strings are padding (an empty string before a
     real token is an empty token, see `keras_pretrain.text`); or a 1-D tensor
-    of sentences, split on whitespace (pre-tokenized text, as bilm-tf expects).
+    of sentences, split as Python's `str.split()` splits (`split_sentences`:
+    bilm-tf reads `sentence.split()`; pre-tokenized text).
     Output: int32 (B, W, max_characters).
 
     Example:
@@ -68,6 +84,12 @@ class ElmoCharacterMapper(PreprocessingLayer):
 
     @preprocessing_function
     def call(self, inputs):
+        import tensorflow as tf
+
+        if not isinstance(inputs, tf.RaggedTensor):
+            inputs = tf.convert_to_tensor(inputs)
+            if inputs.shape.rank == 1:
+                inputs = split_sentences(inputs)
         return graph_character_ids(
             inputs, self.max_characters, self.add_sentence_boundaries, self.sequence_length
         )

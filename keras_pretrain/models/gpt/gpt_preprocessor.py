@@ -54,7 +54,11 @@ class GPTPreprocessor(keras_hub.models.TextClassifierPreprocessor):
         merges: list of "a b" / (a, b) merges, or a `merges.txt` path.
         sequence_length: int. Packed length.
         unk_token: the unknown token.
-        tokenizer: a `GPTTokenizer` instead of `vocabulary` and `merges` (it is copied, not changed).
+        special_tokens_in_strings: bool. False (the default): special tokens written in the text (`"<unk>"`,
+            `"_start_"`, ...) are text, so a string cannot inject them; True: read as their ids (see
+            `GPTTokenizer`).
+        tokenizer: a `GPTTokenizer` instead of `vocabulary` and `merges` (it is copied, not changed; its
+            `special_tokens_in_strings` is kept).
 
     Example:
     ```python
@@ -68,14 +72,17 @@ class GPTPreprocessor(keras_hub.models.TextClassifierPreprocessor):
     tokenizer_cls = None
 
     def __init__(self, vocabulary=None, merges=None, sequence_length=512, unk_token="<unk>", tokenizer=None,
-                 **kwargs):
+                 special_tokens_in_strings=False, **kwargs):
         kwargs.pop("truncate", None)
         if tokenizer is not None:
             vocabulary, merges, unk_token = tokenizer.vocabulary, tokenizer.merges, tokenizer.unk_token
+            special_tokens_in_strings = tokenizer.special_tokens_in_strings
         super().__init__(tokenizer=None, sequence_length=sequence_length, **kwargs)
         self.gpt_tokenizer = self.special_ids = None
+        self.special_tokens_in_strings = bool(special_tokens_in_strings)
         if vocabulary is not None:  # GPTTokenizer copies the vocabulary: the special tokens go into the copy
-            self.gpt_tokenizer = GPTTokenizer(vocabulary, merges or [], unk_token=unk_token)
+            self.gpt_tokenizer = GPTTokenizer(vocabulary, merges or [], unk_token=unk_token,
+                                              special_tokens_in_strings=self.special_tokens_in_strings)
             self.special_ids = tuple(self.gpt_tokenizer.add_special_tokens(list(SPECIAL_TOKENS)))
         self.unk_token = unk_token
 
@@ -141,5 +148,6 @@ class GPTPreprocessor(keras_hub.models.TextClassifierPreprocessor):
             "vocabulary": None if tokenizer is None else dict(tokenizer.vocabulary),  # special tokens included
             "merges": None if tokenizer is None else [" ".join(m) for m in tokenizer.merges],
             "unk_token": self.unk_token,
+            "special_tokens_in_strings": self.special_tokens_in_strings,
         })
         return config

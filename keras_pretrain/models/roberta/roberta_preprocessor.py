@@ -2,7 +2,6 @@
 
 import keras
 import keras_hub
-import numpy as np
 
 from keras_pretrain.models.preprocessing import PresetPreprocessorMixin
 from keras_pretrain.models.preprocessing import check_file_exists
@@ -19,7 +18,8 @@ class RobertaPreprocessor(PresetPreprocessorMixin, keras_hub.models.RobertaTextC
     `<s> A </s></s> B </s>`, trims the segments round-robin to `sequence_length` minus the special tokens
     (the 2 / 4 of `keras_pretrain.data.packing.ROBERTA`), pads with `<pad>` on the right, and returns no
     segment ids (RoBERTa has one token type; `RobertaBackbone` takes `token_ids` and `padding_mask`). These
-    are the ids and mask of the family's text preprocessor (`keras_pretrain.tasks.preprocessing`).
+    are the ids and mask of the family's text preprocessor (`keras_pretrain.tasks.preprocessing`). Eager calls,
+    `tf.function` and `tf.data` run the same TensorFlow ops (the tokenizer's and keras-hub's packer's).
 
     Call it on a batch of strings, or on a pair as `preprocessor((first, second), y=None)` (keras-hub reads
     a bare 2-tuple as `(x, y)`). `RobertaPreprocessor.from_preset(folder)` packs to the backbone's
@@ -59,15 +59,18 @@ class RobertaPreprocessor(PresetPreprocessorMixin, keras_hub.models.RobertaTextC
             kwargs["sequence_length"] = length
         return super()._add_missing_kwargs(loader, kwargs)
 
-    def call(self, x, y=None, sample_weight=None):
-        # keras-hub's eager (Python) BPE takes strings and lists of strings only: NumPy string arrays (what
-        # `predict_on_batch(np.array(texts))` passes) become lists.
-        x = tuple(_listed(s) for s in x) if isinstance(x, tuple) else _listed(x)
-        return super().call(x, y=y, sample_weight=sample_weight)
+    def __init__(self, tokenizer, sequence_length=512, truncate="round_robin", **kwargs):
+        # One code path (TF ops) eagerly and in graphs: the packed ids cannot differ (see `RobertaTokenizer`).
+        kwargs.setdefault("_allow_python_workflow", False)
+        super().__init__(tokenizer, sequence_length=sequence_length, truncate=truncate, **kwargs)
 
-
-def _listed(segment):
-    return segment.tolist() if isinstance(segment, np.ndarray) else segment
+    def build(self, input_shape):
+        self.packer = keras_hub.layers.MultiSegmentPacker(
+            start_value=self.tokenizer.start_token_id, end_value=self.tokenizer.end_token_id,
+            sep_value=[self.tokenizer.end_token_id] * 2, pad_value=self.tokenizer.pad_token_id,
+            truncate=self.truncate, sequence_length=self.sequence_length, _allow_python_workflow=False,
+        )
+        self.built = True
 
 
 def _preset_length(loader):

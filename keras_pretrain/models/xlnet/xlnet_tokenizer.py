@@ -1,41 +1,67 @@
-"""XLNet SentencePiece tokenizer (in-graph), matching `transformers`' `XLNetTokenizer` ids.
+"""XLNet SentencePiece tokenizer (in-graph), with the ids of the original XLNet code.
 
 keras-hub has no XLNet tokenizer. This one runs keras-hub's
-`SentencePieceTokenizer` (tensorflow-text, in-graph) after XLNet's text
-preprocessing, done with TF string ops the way `transformers` does it:
-"``" and "''" become '"', then NFKD and accents removed (the `transformers`
-tokenizer strips accents whatever `keep_accents` says; so do we), then
-lower-casing for uncased models; SentencePiece's own normalisation follows.
+`SentencePieceTokenizer` (tensorflow-text, in-graph) between the two steps of
+the original pipeline (zihangdai/xlnet `prepro_utils.py`,
+`encode_ids(sp, preprocess_text(text, lower=...))`), done with TF string ops
+(`keras_pretrain.models.sentencepiece_text`), so eager calls, `tf.data` and
+an exported preprocessor run the same ops:
+
+- `preprocess_text`: runs of Python whitespace (`str.split()`: U+0085,
+  U+000B, U+001C..U+001F, U+3000 ... included) joined to one space and the
+  ends stripped; "``" and "''" become '"'; NFKD, then the characters with a
+  canonical combining class (`unicodedata.combining`) removed, so spacing
+  marks of class 0 (Devanagari, Bengali and Thai vowel signs, U+FE0F) stay;
+  `str.lower()` for uncased models;
+- `encode_pieces`: a piece ending in "<digit>," is encoded again without the
+  comma and any "▁", followed by ","; when the piece had no "▁", the
+  first new piece loses its own (`"£3,"` -> `▁ £ 3 ,` where the model has
+  those pieces).
+
+`transformers`' slow `XLNetTokenizer` does the same; its fast tokenizer
+(`tokenizers`) does no digit-comma re-split, removes the Unicode category Mn
+instead of the combining characters and does not split words at U+000B, so
+its ids differ on such text. SentencePiece itself is tensorflow-text's, which
+breaks exact score ties (a repeated word cut into the same pieces in another
+order) as sentencepiece 0.1.99, the line the releases ran on; pip
+sentencepiece 0.2.x breaks some of them the other way.
+
+Literal special tokens in the text (`<cls>`, `<sep>`, `<mask>`, ...) are
+text, as in the original: SentencePiece never matches its control symbols in
+the input (only the model's user-defined symbols, such as the release's
+`<eop>`, as SentencePiece itself does).
 
 Special tokens of the published vocabulary: `<unk>`=0, `<s>`=1, `</s>`=2,
 `<cls>`=3, `<sep>`=4, `<pad>`=5, `<mask>`=6, `<eod>`=7, `<eop>`=8.
 Sequences are packed `A <sep> <cls>` / `A <sep> B <sep> <cls>` (the class
 token last, segment ids 0 / 1 / 2) and padded on the left
 (`XLNetPreprocessor`), so that the last position is always `<cls>`.
-
-Not reproduced: the slow `transformers` tokenizer re-splits pieces ending in
-"<digit>," (the fast one, which defines the ids here, does not).
 """
 
 import keras
 import keras_hub
 
-from keras_pretrain.models.sentencepiece_text import NONSPACING
+from keras_pretrain.models.preprocessing import preprocessing_function
+from keras_pretrain.models.sentencepiece_text import COMBINING
 from keras_pretrain.models.sentencepiece_text import ReloadsSentencePiece
 from keras_pretrain.models.sentencepiece_text import normalize
+from keras_pretrain.models.sentencepiece_text import tokenize_tf
 
 
 def preprocess_text(inputs, lowercase=False):
-    """XLNet text preprocessing, in-graph (tf.strings ops)."""
+    """The original `preprocess_text(inputs, lower=lowercase)`, in-graph (tf.strings ops)."""
     return normalize(
-        inputs, lowercase=lowercase, remove_space=False, replace_quotes=True,
-        strip_accents=True, accents=NONSPACING,
+        inputs, lowercase=lowercase, remove_space=True, replace_quotes=True,
+        strip_accents=True, accents=COMBINING,
     )
 
 
 @keras.saving.register_keras_serializable(package="keras_pretrain")
 class XLNetTokenizer(ReloadsSentencePiece, keras_hub.tokenizers.SentencePieceTokenizer):
     """SentencePiece tokenizer for XLNet (`spiece.model`), in-graph.
+
+    Gives the ids of the original `encode_ids(sp, preprocess_text(text,
+    lower=lowercase))` (see the module docstring).
 
     Args:
         proto: path to the SentencePiece model or its serialized bytes.
@@ -74,6 +100,10 @@ class XLNetTokenizer(ReloadsSentencePiece, keras_hub.tokenizers.SentencePieceTok
 
     def tokenize(self, inputs):
         return super().tokenize(preprocess_text(inputs, self.lowercase))
+
+    @preprocessing_function
+    def _tokenize_tf(self, inputs):
+        return tokenize_tf(self, inputs, drop_space=True)
 
     def get_config(self):
         config = super().get_config()
