@@ -130,6 +130,50 @@ def _by_names(path, names, read_json=None, checkpoint_names=None):
     return None
 
 
+# The order `_by_names` tries the formats in: the first found is loaded.
+ORDER = ("huggingface", "openai", "fairseq", "tf1 hub module", "bilm", "tf1")
+
+
+def _releases(names, read_json=None):
+    """{format: identifying file} of every release format whose files are among `names` (several in a
+    folder that holds two releases), by file names only (nothing else read)."""
+    base = {name: os.path.basename(name.rstrip("/")) for name in names}
+
+    def first(pattern):
+        found = sorted(n for n, b in base.items() if fnmatch.fnmatch(b, pattern))
+        return found[0] if found else None
+
+    found = {}
+    configs = [n for n, b in base.items() if b == "config.json"]
+    if read_json is not None and any(read_json(n).get("model_type") is not None for n in configs):
+        found["huggingface"] = min(configs)
+    for key, pattern in (("openai", "params_shapes.json"), ("fairseq", "model.pt"),
+                         ("tf1 hub module", "tfhub_module.pb")):
+        if first(pattern):
+            found[key] = first(pattern)
+    if first("*options*.json") and first("*.hdf5"):
+        found["bilm"] = first("*options*.json")
+    hub = "tf1 hub module" in found  # its variables/variables.index is part of it
+    checkpoints = sorted(n for n, b in base.items() if b.endswith(".index") and not (hub and b == "variables.index"))
+    if checkpoints:
+        found["tf1"] = checkpoints[0]
+    return found
+
+
+def _say_choice(source, names, read_json=None):
+    """Prints which release `detect` chose, and why, when `names` hold more than one."""
+    found = _releases(names, read_json)
+    chosen = {"huggingface": "huggingface", "openai": "openai", "fairseq": "fairseq", "bilm": "bilm"}.get(
+        source.format, "tf1 hub module" if "tfhub_module.pb" in source.reason else "tf1")
+    others = {k: v for k, v in found.items() if k != chosen}
+    if not others or chosen not in found:
+        return
+    listed = ", ".join(f"{DESCRIPTIONS.get(k, k)} ({v})" for k, v in others.items())
+    print(f"{source.path}: holds more than one release: also {listed}. Chose the {source.family} "
+          f"{DESCRIPTIONS.get(source.format, source.format)} ({source.reason}): formats are tried in the order "
+          f"{', '.join(ORDER)}. Pass the other release's own file or folder to load it instead.", flush=True)
+
+
 def _folder_files(folder):
     """Relative names of the files under `folder` (two levels: releases hold one top folder)."""
     found = []
@@ -171,15 +215,18 @@ def detect(path):
         files = _folder_files(path)
         source = _by_names(path, files, read, checkpoint_names)
         if source is not None:
+            _say_choice(source, files, read)
             return source
         shown = sorted(files)[:10]
         raise CheckpointFormatError(f"{path}: no known release format in this folder (files: {shown}). {_KNOWN}")
     if os.path.isfile(path) and path.endswith(".pt"):  # torch >= 1.6 writes zip files: not a release archive
         return Source(path, "roberta", "fairseq", os.path.basename(path), path)
     if is_archive(path):
-        source = _by_names(path, member_names(path))
+        names = member_names(path)
+        source = _by_names(path, names)
         if source is None:
             raise CheckpointFormatError(f"{path}: the archive holds no known release format. {_KNOWN}")
+        _say_choice(source, names)
         return source
     if os.path.isfile(path):
         name = os.path.basename(path)

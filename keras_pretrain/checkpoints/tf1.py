@@ -214,7 +214,7 @@ def tf1_loader(prefix, ignore=OPTIMIZER_PATTERNS):
     readable, keep = _readable_prefix(prefix, data)
     try:
         reader = tf.train.load_checkpoint(readable)
-        names = reader.get_variable_to_shape_map().keys()
+        shapes = {name: tuple(shape) for name, shape in reader.get_variable_to_shape_map().items()}
     except Exception as e:  # TF raises DataLossError, NotFoundError, ...
         raise CheckpointFormatError(
             f"{prefix}: unreadable TF1 checkpoint ({type(e).__name__}: "
@@ -230,4 +230,4 @@ def tf1_loader(prefix, ignore=OPTIMIZER_PATTERNS):
                 f"({type(e).__name__}); the data file may be truncated."
             ) from None
 
-    return WeightLoader(names, read, prefix, ignore)
+    return WeightLoader(shapes, read, prefix, ignore, shapes=shapes)

@@ -116,6 +116,16 @@ def _load(file, **kwargs):
 RESTRICTED_PICKLE = types.SimpleNamespace(__name__="restricted_pickle", Unpickler=RestrictedUnpickler, load=_load)
 
 
+def looks_like_torch_file(path):
+    """Whether `path` starts as `torch.save` files do: a zip (torch >= 1.6) or a pickle (the legacy format)."""
+    try:
+        with open(path, "rb") as f:
+            start = f.read(4)
+    except OSError:
+        return False
+    return start.startswith(b"PK\x03\x04") or start[:1] == b"\x80"
+
+
 def load(path, name=None):
     """The object `torch.save` wrote to `path`, unpickled with the restricted unpickler.
 
@@ -128,15 +138,22 @@ def load(path, name=None):
         import torch
     except ImportError:
         raise CheckpointFormatError(f"{name}: reading a PyTorch checkpoint needs torch; install it.") from None
+    from keras_pretrain.checkpoints.checks import check_nesting
+
     try:
-        return torch.load(path, map_location="cpu", pickle_module=RESTRICTED_PICKLE, weights_only=False)
+        state = torch.load(path, map_location="cpu", pickle_module=RESTRICTED_PICKLE, weights_only=False)
     except FileNotFoundError:
         raise CheckpointFormatError(f"{name}: no such file.") from None
+    except RecursionError:
+        raise CheckpointFormatError(f"{name}: its pickle nests too deep to read; a corrupt or hostile file.") \
+            from None
     except Exception as e:  # zip, pickle and storage errors of every kind
         message = str(e).splitlines()[0][:200] if str(e) else ""
         raise CheckpointFormatError(
             f"{name}: not a readable PyTorch checkpoint, or truncated ({type(e).__name__}: {message})."
         ) from None
+    check_nesting(state, name)
+    return state
 
 
 def plain(value):

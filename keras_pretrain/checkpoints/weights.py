@@ -12,6 +12,7 @@ import fnmatch
 
 import numpy as np
 
+from keras_pretrain.checkpoints.checks import check_finite
 from keras_pretrain.errors import CheckpointFormatError
 from keras_pretrain.errors import ExportError
 
@@ -24,10 +25,15 @@ class WeightLoader:
         read: callable `name -> np.ndarray`.
         source: str, the file or folder the arrays come from (for messages).
         ignore: glob patterns of names that may stay unused.
+        shapes: optional {name: shape} read from the checkpoint's index (nothing loaded), for the
+            checks made before a model is built (`keras_pretrain.checkpoints.checks.check_config`).
+
+    Every float array read is checked for NaN and Inf (listed by `finish` as problems).
     """
 
-    def __init__(self, names, read, source, ignore=()):
+    def __init__(self, names, read, source, ignore=(), shapes=None):
         self.names = set(names)
+        self.shapes = dict(shapes) if shapes is not None else None
         self._read = read
         self.source = str(source)
         self.ignore = tuple(ignore)
@@ -36,7 +42,8 @@ class WeightLoader:
 
     @classmethod
     def from_dict(cls, arrays, source, ignore=()):
-        return cls(arrays.keys(), lambda n: np.asarray(arrays[n]), source, ignore)
+        return cls(arrays.keys(), lambda n: np.asarray(arrays[n]), source, ignore,
+                   shapes={n: np.shape(a) for n, a in arrays.items()})
 
     def __contains__(self, name):
         return name in self.names
@@ -54,7 +61,11 @@ class WeightLoader:
             self.problems.append(f"missing variable {name!r}")
             return None
         self.used.add(name)
-        return np.asarray(self._read(name))
+        value = np.asarray(self._read(name))
+        problem = check_finite(name, value, self.source)
+        if problem is not None:
+            self.problems.append(problem)
+        return value
 
     def assign(self, variable, name, transform=None, reshape=False):
         """Copies checkpoint array `name` (after `transform`) into `variable`.

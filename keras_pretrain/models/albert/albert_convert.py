@@ -8,6 +8,7 @@ folders, TF1 hub modules) and Hugging Face `AlbertModel` /
 import fnmatch
 import glob
 import os
+import re
 
 from keras_pretrain.casing import choose_lowercase
 from keras_pretrain.checkpoints.huggingface import read_json
@@ -122,6 +123,37 @@ def load_backbone(backbone, loader, layout, p):
     load_dense(loader, backbone.pooled_dense, *layout.dense(p, names["pooler"]), layout.linear)
 
 
+def size_checks(kwargs, config_path, shapes, layout, p):
+    """`(sizes, layers, unchecked)` of `keras_pretrain.checkpoints.checks.check_config`: BERT's sizes with
+    the factorised embedding, the groups and inner blocks counted; `num_hidden_layers` (the shared groups
+    called again) is bounded only."""
+    from keras_pretrain.checkpoints.checks import heads_divide
+
+    heads_divide(config_path, "num_attention_heads", kwargs["num_heads"], "hidden_size", kwargs["hidden_dim"])
+    names = BLOCK_NAMES[layout]
+    intermediate = layout.dense(block_scope(layout, p, 0, 0), names["denses"][4][1])[0]
+    mapping = layout.dense(p, "encoder/embedding_hidden_mapping_in")[0]
+    sizes, _ = bert_convert.size_checks(kwargs, layout, p, intermediate)
+    sizes = [s for s in sizes if s[0] != "hidden_size"]
+    tf1 = layout.linear is None
+    word = layout.embedding(layout.scope(p, "embeddings"), "word_embeddings")
+    sizes += [("embedding_size", kwargs["embedding_dim"], [(word, 1), (mapping, 0 if tf1 else 1)]),
+              ("hidden_size", kwargs["hidden_dim"], [(mapping, 1 if tf1 else 0), (intermediate, 0 if tf1 else 1)])]
+    group = layout.name(p, names["group"])
+    sep = "_" if tf1 else r"\."
+    layers = [
+        ("num_hidden_groups", kwargs["num_groups"], "^" + re.escape(group) + sep + r"(\d+)" + re.escape(layout.sep)),
+        ("inner_group_num", kwargs["num_inner_repetitions"],
+         "^" + re.escape(group + ("_0" if tf1 else ".0") + layout.sep + layout.name("", names["inner"])) + sep
+         + r"(\d+)" + re.escape(layout.sep)),
+    ]
+    return sizes, layers, [("num_hidden_layers", kwargs["num_layers"])]
+
+
+def hf_checks(kwargs, config_path, shapes):
+    return size_checks(kwargs, config_path, shapes, HF, hf_prefix(shapes, "albert."))
+
+
 # --- Original Google TF1 checkpoints ---------------------------------------
 
 
@@ -206,7 +238,12 @@ def convert_huggingface(folder, pretrainer=False, lowercase=None, task=False):
     Returns `(model, tokenizer)`; the tokenizer comes from `spiece.model`
     (None when the folder has none).
     """
-    return conversion.convert_huggingface(HF_SPEC, folder, pretrainer, lowercase, task)
+    from keras_pretrain.checkpoints.checks import check_hf_folder
+    from keras_pretrain.checkpoints.checks import tokenizer_note
+
+    check_hf_folder(folder, HF_SPEC, hf_checks)
+    return tokenizer_note(conversion.convert_huggingface(HF_SPEC, folder, pretrainer, lowercase, task), folder,
+                          HF_SPEC)
 
 
 def export_huggingface(model, folder, tokenizer=None):
@@ -296,11 +333,19 @@ def _load_folder(folder, prefix, pretrainer, lowercase, source):
             f"{source}: no albert_config.json found (searched every folder of it)."
         )
     kwargs = backbone_config(read_json(configs[0]), configs[0], TF1_ACTIVATIONS)
+    from keras_pretrain.checkpoints.checks import check_config
+
+    check_config(configs[0], prefix, loader.shapes, *size_checks(kwargs, configs[0], loader.shapes, TF1, "bert/"))
     model = conversion.build_and_load(
         AlbertBackbone, AlbertPretrainer, kwargs, loader, pretrainer, load_tf1_backbone, load_tf1_heads
     )
     loader.finish()
-    return model, find_tokenizer(folder, lowercase, source)
+    tokenizer = find_tokenizer(folder, lowercase, source)
+    if tokenizer is None:
+        from keras_pretrain.checkpoints.checks import no_tokenizer
+
+        no_tokenizer(source, " / ".join(SENTENCEPIECE_NAMES + ("*.model",) + WORDPIECE_NAMES))
+    return model, tokenizer
 
 
 def load_albert(path, pretrainer=False, lowercase=None, extract_to=None, max_extract_bytes=None):

@@ -8,6 +8,7 @@ and `keras_pretrain.models.block_weights.load_bert_*`.
 """
 
 import os
+import re
 
 from keras_pretrain.casing import choose_lowercase
 from keras_pretrain.casing import guess_lowercase  # noqa: F401 - re-exported
@@ -195,6 +196,53 @@ HF_SPEC = conversion.HFSpec(
 )
 
 
+def numbered(layout, p, relative):
+    """A regex whose group 1 is the number of the items `relative` (`encoder/layer`) under `p`."""
+    return "^" + re.escape(layout.name(p, relative)) + ("_" if layout.sep == "/" else r"\.") + r"(\d+)" + \
+        re.escape(layout.sep)
+
+
+def size_checks(kwargs, layout, p, intermediate=None):
+    """`(sizes, layers)` of `keras_pretrain.checkpoints.checks.check_config` for a BERT-style encoder
+    under `p` in `layout` (BERT, ERNIE, RoBERTa). ALBERT passes its `intermediate` kernel's name and
+    replaces the width and layer checks."""
+    e = layout.scope(p, "embeddings")
+    word = layout.embedding(e, "word_embeddings")
+    block = "encoder/layer"
+    layer0 = layout.scope(p, layout.item(block, 0))
+    intermediate = intermediate or layout.dense(layer0, "intermediate/dense")[0]
+    bias = intermediate[: -len(layout.kernel)] + "bias"
+    out_axis = 1 if layout.linear is None else 0  # TF1 kernels [in, out]; PyTorch Linear [out, in]
+    sizes = [
+        ("vocab_size", kwargs["vocabulary_size"], [(word, 0)]),
+        ("max_position_embeddings", kwargs["max_sequence_length"],
+         [(layout.embedding(e, "position_embeddings"), 0)]),
+        ("type_vocab_size", kwargs["num_segments"], [(layout.embedding(e, "token_type_embeddings"), 0)]),
+        ("intermediate_size", kwargs["intermediate_dim"], [(intermediate, out_axis), (bias, 0)]),
+    ]
+    sizes.append(("hidden_size", kwargs["hidden_dim"], [(word, 1), (intermediate, 1 - out_axis),
+                                                        (layout.embedding(e, "position_embeddings"), 1)]))
+    return sizes, [("num_hidden_layers", kwargs["num_layers"], numbered(layout, p, block))]
+
+
+def check_sizes(config_path, checkpoint, shapes, kwargs, layout, p):
+    """The BERT-style config against the checkpoint's shapes, before anything is built."""
+    from keras_pretrain.checkpoints.checks import check_config
+    from keras_pretrain.checkpoints.checks import heads_divide
+
+    heads_divide(config_path, "num_attention_heads", kwargs["num_heads"], "hidden_size", kwargs["hidden_dim"])
+    sizes, layers = size_checks(kwargs, layout, p)
+    check_config(config_path, checkpoint, shapes, sizes, layers)
+
+
+def hf_checks(kwargs, config_path, shapes, model_prefix="bert."):
+    """config.json against the weights' shapes (BERT; RoBERTa with `roberta.`)."""
+    from keras_pretrain.checkpoints.checks import heads_divide
+
+    heads_divide(config_path, "num_attention_heads", kwargs["num_heads"], "hidden_size", kwargs["hidden_dim"])
+    return size_checks(kwargs, HF, hf_prefix(shapes, model_prefix))
+
+
 # --- Original Google TF1 checkpoints ---------------------------------------
 
 
@@ -223,7 +271,12 @@ def hf_tokenizer(folder, lowercase=None):
 
 
 def convert_huggingface(folder, pretrainer=False, lowercase=None, task=False):
-    return conversion.convert_huggingface(HF_SPEC, folder, pretrainer, lowercase, task)
+    from keras_pretrain.checkpoints.checks import check_hf_folder
+    from keras_pretrain.checkpoints.checks import tokenizer_note
+
+    check_hf_folder(folder, HF_SPEC, hf_checks)
+    return tokenizer_note(conversion.convert_huggingface(HF_SPEC, folder, pretrainer, lowercase, task), folder,
+                          HF_SPEC)
 
 
 def convert_tf1(path, pretrainer=False, lowercase=None, extract_to=None, max_extract_bytes=None):
@@ -275,13 +328,18 @@ def _convert_tf1(root, prefix, pretrainer, lowercase, path):
     kwargs = tf1_config(config_path)
     ignore = OPTIMIZER_PATTERNS + (() if pretrainer else ("cls/*",))
     loader = tf1_loader(prefix, ignore=ignore)
+    check_sizes(config_path, prefix, loader.shapes, kwargs, TF1, "bert/")
     model = conversion.build_and_load(
         BertBackbone, BertPretrainer, kwargs, loader, pretrainer, load_tf1_backbone, load_tf1_heads
     )
     loader.finish()
     vocab = find_file(folder, "vocab.txt") or find_file(root, "vocab.txt")
     tokenizer = None
-    if vocab is not None:
+    if vocab is None:
+        from keras_pretrain.checkpoints.checks import no_tokenizer
+
+        no_tokenizer(path, "vocab.txt")
+    else:
         lowercase = choose_lowercase(vocab, lowercase, names=(folder, path), vocab=vocab)
         tokenizer = BertTokenizer(vocabulary=vocab, lowercase=lowercase)
     return model, tokenizer

@@ -1,6 +1,7 @@
 """Weight-name maps for DistilBERT: Hugging Face layout -> ours."""
 
 import dataclasses
+import re
 
 from keras_pretrain.checkpoints.huggingface import require
 from keras_pretrain.checkpoints.names import HF
@@ -49,6 +50,22 @@ def backbone_config(config, path):
         "activation": translate_activation(config.get("activation", "gelu"), HF_ACTIVATIONS, path),
         "initializer_range": config.get("initializer_range", 0.02),
     }
+
+
+def hf_checks(kwargs, config_path, shapes):
+    """config.json's sizes against the weights' shapes (`keras_pretrain.checkpoints.checks`)."""
+    from keras_pretrain.checkpoints.checks import heads_divide
+
+    heads_divide(config_path, "n_heads", kwargs["num_heads"], "dim", kwargs["hidden_dim"])
+    p = hf_prefix(shapes, "distilbert.")
+    word = p + "embeddings.word_embeddings.weight"
+    lin1 = p + "transformer.layer.0.ffn.lin1.weight"
+    sizes = [("vocab_size", kwargs["vocabulary_size"], [(word, 0)]),
+             ("dim", kwargs["hidden_dim"], [(word, 1), (lin1, 1)]),
+             ("hidden_dim", kwargs["intermediate_dim"], [(lin1, 0)]),
+             ("max_position_embeddings", kwargs["max_sequence_length"],
+              [(p + "embeddings.position_embeddings.weight", 0)])]
+    return sizes, [("n_layers", kwargs["num_layers"], "^" + re.escape(p + "transformer.layer.") + r"(\d+)\.")]
 
 
 def hf_config(folder):
@@ -121,7 +138,11 @@ HF_SPEC = dataclasses.replace(
 
 def convert_huggingface(folder, pretrainer=False, lowercase=None, task=False):
     """A Hugging Face DistilBERT folder -> `DistilBertPretrainer`, `DistilBertBackbone` or classifier."""
-    return conversion.convert_huggingface(HF_SPEC, folder, pretrainer, lowercase, task)
+    from keras_pretrain.checkpoints.checks import check_hf_folder
+    from keras_pretrain.checkpoints.checks import tokenizer_note
+
+    check_hf_folder(folder, HF_SPEC, hf_checks)
+    return tokenizer_note(conversion.convert_huggingface(HF_SPEC, folder, pretrainer, lowercase, task), folder, HF_SPEC)
 
 
 def export_huggingface(model, folder, tokenizer=None):

@@ -36,6 +36,7 @@ import collections
 import glob
 import json
 import os
+import re
 
 import numpy as np
 
@@ -435,9 +436,30 @@ def is_bilm_release(path):
 def _hdf5_loader(path, file):
     from keras_pretrain.checkpoints.weights import WeightLoader
 
-    names = []
-    file.visititems(lambda name, item: names.append(name) if hasattr(item, "shape") else None)
-    return WeightLoader(names, lambda name: file[name][...], path)
+    shapes = {}
+    file.visititems(lambda name, item: shapes.__setitem__(name, tuple(item.shape)) if hasattr(item, "shape")
+                    else None)
+    return WeightLoader(shapes, lambda name: file[name][...], path, shapes=shapes)
+
+
+def check_sizes(kwargs, options_path, loader, prefix="", lstm_names=HDF5_LSTM):
+    """The options against the weights' shapes before anything is built
+    (`keras_pretrain.checkpoints.checks.check_config`): LSTM layers, widths, filters, highways."""
+    from keras_pretrain.checkpoints.checks import check_config
+
+    cell = f"{prefix}RNN_0/RNN/MultiRNNCell/Cell0/"
+    projection = [(f"{prefix}CNN_proj/W_proj", 1), (cell + lstm_names["projection"], 1)]
+    sizes = [("lstm.dim", kwargs["lstm_dim"], [(cell + lstm_names["bias"], 0, 4)]),
+             ("lstm.projection_dim", kwargs["hidden_dim"], projection),
+             ("char_cnn.embedding.dim", kwargs["char_embedding_dim"], [(f"{prefix}char_embed", 1)])]
+    for i, (width, count) in enumerate(kwargs["filters"]):
+        sizes += [(f"char_cnn.filters[{i}] width", width, [(f"{prefix}CNN/W_cnn_{i}", 1)]),
+                  (f"char_cnn.filters[{i}] count", count, [(f"{prefix}CNN/W_cnn_{i}", 3)])]
+    escaped = re.escape(prefix)
+    layers = [("lstm.n_layers", kwargs["num_layers"], f"^{escaped}RNN_0/RNN/MultiRNNCell/Cell(\\d+)/"),
+              ("char_cnn.filters (entries)", len(kwargs["filters"]), f"^{escaped}CNN/W_cnn_(\\d+)$"),
+              ("char_cnn.n_highway", kwargs["num_highway"], f"^{escaped}CNN_high_(\\d+)/")]
+    check_config(options_path, loader.source, loader.shapes, sizes, layers)
 
 
 def _open_hdf5(path):
@@ -531,10 +553,11 @@ def convert_bilm(
             f"{weights_path}: the hdf5 release holds no softmax (bilm-tf's dump_weights skips it); "
             "pass softmax= (the training checkpoint with lm/softmax/W, lm/softmax/b) for an ElmoBiLM."
         )
-    backbone = ElmoBackbone(**kwargs, stateful=stateful, max_batch_size=max_batch_size)
     loaders = []
     with _open_hdf5(weights_path) as file:
         loader = _hdf5_loader(weights_path, file)
+        check_sizes(kwargs, options_path, loader)
+        backbone = ElmoBackbone(**kwargs, stateful=stateful, max_batch_size=max_batch_size)
         load_backbone(backbone, loader)
         loaders.append(loader)
         if softmax is None:

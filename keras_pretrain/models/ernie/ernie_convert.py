@@ -15,6 +15,19 @@ def backbone_config(config, source):
     return kwargs
 
 
+def hf_checks(kwargs, config_path, shapes):
+    """BERT's size checks under `ernie.`, and the task-type table when the config uses one."""
+    from keras_pretrain.checkpoints.checks import heads_divide
+
+    heads_divide(config_path, "num_attention_heads", kwargs["num_heads"], "hidden_size", kwargs["hidden_dim"])
+    p = hf_prefix(shapes, "ernie.")
+    sizes, layers = bert_convert.size_checks(kwargs, bert_convert.HF, p)
+    if kwargs["use_task_id"]:
+        sizes.append(("task_type_vocab_size", kwargs["task_type_vocab_size"],
+                      [(p + "embeddings.task_type_embeddings.weight", 0)]))
+    return sizes, layers
+
+
 def load_hf_backbone(backbone, loader, model_prefix="ernie."):
     bert_convert.load_hf_backbone(backbone, loader, model_prefix)
     if backbone.task_type_embedding is not None:
@@ -66,4 +79,8 @@ def convert_huggingface(folder, pretrainer=False, lowercase=None, task=False):
     has one (`ErnieForPreTraining`), left out otherwise (`ErnieForMaskedLM`,
     which also has no pooler).
     """
-    return conversion.convert_huggingface(HF_SPEC, folder, pretrainer, lowercase, task)
+    from keras_pretrain.checkpoints.checks import check_hf_folder
+    from keras_pretrain.checkpoints.checks import tokenizer_note
+
+    check_hf_folder(folder, HF_SPEC, hf_checks)
+    return tokenizer_note(conversion.convert_huggingface(HF_SPEC, folder, pretrainer, lowercase, task), folder, HF_SPEC)

@@ -23,6 +23,7 @@ share one placing function (`load_decoder_block`), with their own names.
 import glob
 import json
 import os
+import re
 import tempfile
 
 import keras
@@ -272,6 +273,21 @@ def hf_config(folder):
     return conversion.hf_config(HF_SPEC, folder)
 
 
+def hf_checks(kwargs, config_path, shapes):
+    """config.json against the weights' shapes (`keras_pretrain.checkpoints.checks.check_config`)."""
+    from keras_pretrain.checkpoints.checks import heads_divide
+
+    heads_divide(config_path, "n_head", kwargs["num_heads"], "n_embd", kwargs["hidden_dim"])
+    p = hf_prefix(shapes)
+    tokens = p + "tokens_embed.weight" if p + "tokens_embed.weight" in shapes else "lm_head.weight"
+    fc = p + "h.0.mlp.c_fc.weight"  # Conv1D: [in, out]
+    sizes = [("vocab_size", kwargs["vocabulary_size"], [(tokens, 0)]),
+             ("n_embd", kwargs["hidden_dim"], [(tokens, 1), (p + "positions_embed.weight", 1), (fc, 0)]),
+             ("4 x n_embd", kwargs["intermediate_dim"], [(fc, 1)]),
+             ("n_positions", kwargs["max_sequence_length"], [(p + "positions_embed.weight", 0)])]
+    return sizes, [("n_layer", kwargs["num_layers"], "^" + re.escape(p + "h.") + r"(\d+)\.")]
+
+
 def hf_tokenizer(folder):
     """Our `GPTTokenizer` from `vocab.json` + `merges.txt`, or None."""
     return conversion.load_tokenizer(HF_SPEC, folder)
@@ -291,7 +307,11 @@ def convert_huggingface(folder, pretrainer=False, task=False):
         task: follow `architectures`: `OpenAIGPTDoubleHeadsModel` gives the
             multiple-choice classifier (`convert_huggingface_double_heads`).
     """
-    return conversion.convert_huggingface(HF_SPEC, folder, pretrainer, task=task)
+    from keras_pretrain.checkpoints.checks import check_hf_folder
+    from keras_pretrain.checkpoints.checks import tokenizer_note
+
+    check_hf_folder(folder, HF_SPEC, hf_checks)
+    return tokenizer_note(conversion.convert_huggingface(HF_SPEC, folder, pretrainer, task=task), folder, HF_SPEC)
 
 
 def export_huggingface(model, folder, tokenizer=None):
@@ -385,17 +405,40 @@ def read_shapes(path):
     return shapes
 
 
-def read_params(folder):
-    """`params_0.npy` ... `params_9.npy` of `folder` as one flat array."""
-    parts = []
+def params_headers(folder, shapes_path=None, expected=None):
+    """The paths of `params_0.npy` ... `params_9.npy` and their value counts, from the `.npy` headers only
+    (`keras_pretrain.checkpoints.checks.npy_header`): a header claiming more than its file holds, a `.npz`
+    saved as `.npy`, or counts that sum past `expected` (what `params_shapes.json` lists) are refused
+    before any array is read."""
+    from keras_pretrain.checkpoints.checks import npy_header
+
+    paths, counts = [], []
     for name in PARAMS_FILES:
         path = os.path.join(folder, name)
         if not os.path.isfile(path):
             raise CheckpointFormatError(
                 f"{path}: file not found; the release holds ten files params_0.npy ... params_9.npy."
             )
+        shape, dtype, _ = npy_header(path)
+        if dtype.kind not in "fiu":
+            raise CheckpointFormatError(f"{path}: holds {dtype} values, not numbers.")
+        paths.append(path)
+        counts.append(int(np.prod(shape, dtype=np.float64)) if shape else 1)
+        if expected is not None and sum(counts) > expected:
+            raise CheckpointFormatError(
+                f"{path}: params_0.npy ... {name} already claim {sum(counts):,} values, more than the "
+                f"{expected:,} that {shapes_path} lists; a file is forged or from another release (nothing "
+                "was read).")
+    return paths, counts
+
+
+def read_params(folder, shapes_path=None, expected=None):
+    """`params_0.npy` ... `params_9.npy` of `folder` as one flat float32 array (headers checked first)."""
+    paths, _ = params_headers(folder, shapes_path, expected)
+    parts = []
+    for path in paths:
         try:
-            parts.append(np.load(path).reshape(-1))
+            parts.append(np.asarray(np.load(path, allow_pickle=False), "float32").reshape(-1))
         except (ValueError, OSError, EOFError) as e:
             raise CheckpointFormatError(
                 f"{path}: truncated or not a NumPy .npy array ({e}). Download it again."
@@ -405,8 +448,8 @@ def read_params(folder):
 
 def read_openai_arrays(folder, shapes, num_layers):
     """{name: array} of the release in `folder` (its shapes already read)."""
-    flat = read_params(folder)
-    sizes = [int(np.prod(shape)) for shape in shapes]
+    sizes = [int(np.prod(shape, dtype=np.float64)) for shape in shapes]
+    flat = read_params(folder, os.path.join(folder, SHAPES_FILE), sum(sizes))
     if flat.size != sum(sizes):
         raise CheckpointFormatError(
             f"{folder}: params_0.npy ... params_9.npy hold {flat.size:,} values but the {len(shapes)} "
@@ -463,7 +506,9 @@ def openai_tokenizer(folder):
     encoder = find_file(folder, ENCODER_FILE, "vocab.json")
     merges = find_file(folder, MERGES_FILE, "merges.txt")
     if encoder is None or merges is None:
-        print(f"{folder}: no {ENCODER_FILE} + {MERGES_FILE}; no tokenizer.")
+        from keras_pretrain.checkpoints.checks import no_tokenizer
+
+        no_tokenizer(folder, f"{ENCODER_FILE} + {MERGES_FILE}")
         return None
     try:
         with open(encoder, encoding="utf-8") as f:
@@ -487,6 +532,14 @@ def _convert_openai(folder, pretrainer, num_heads, activation, layer_norm_epsilo
     shapes = read_shapes(shapes_path)
     kwargs = openai_config(shapes, shapes_path, num_heads, activation, layer_norm_epsilon)
     num_layers = kwargs["num_layers"]
+    _, counts = params_headers(folder, shapes_path)
+    listed = sum(int(np.prod(shape, dtype=np.float64)) for shape in shapes)
+    if sum(counts) != listed:  # before anything is read or built
+        raise CheckpointFormatError(
+            f"{folder}: params_0.npy ... params_9.npy hold {sum(counts):,} values (their headers) but the "
+            f"{len(shapes)} shapes of {SHAPES_FILE} need {listed:,}; a file is truncated, forged or from another "
+            "release (nothing was read)."
+        )
     loader = WeightLoader.from_dict(read_openai_arrays(folder, shapes, num_layers), shapes_path)
     if len(shapes) != 2 + 12 * num_layers:
         loader.problems.append(

@@ -54,6 +54,12 @@ def hf_config(folder, use_pooler=False):
     return kwargs
 
 
+def hf_checks(kwargs, config_path, shapes):
+    from keras_pretrain.models.bert.bert_convert import hf_checks as bert_checks
+
+    return bert_checks(kwargs, config_path, shapes, "roberta.")
+
+
 def load_hf_backbone(backbone, loader, model_prefix="roberta."):
     load_bert_encoder(backbone, loader, HF, hf_prefix(loader, model_prefix))
 
@@ -160,7 +166,11 @@ def convert_huggingface(folder, pretrainer=False, task=False):
     The pooler is loaded (`use_pooler=True`) when the backbone's weights hold
     one (`RobertaModel`); `RobertaForMaskedLM` folders have none.
     """
-    return conversion.convert_huggingface(HF_SPEC, folder, pretrainer, task=task)
+    from keras_pretrain.checkpoints.checks import check_hf_folder
+    from keras_pretrain.checkpoints.checks import tokenizer_note
+
+    check_hf_folder(folder, HF_SPEC, hf_checks)
+    return tokenizer_note(conversion.convert_huggingface(HF_SPEC, folder, pretrainer, task=task), folder, HF_SPEC)
 
 
 # --- fairseq releases (model.pt + dict.txt; GPT-2's encoder.json + vocab.bpe) ---
@@ -524,6 +534,8 @@ def convert_fairseq(path, pretrainer=False, encoder_json=None, vocab_bpe=None, e
     with fairseq_release(path, extract_to, max_extract_bytes) as (model_pt, name):
         dict_path = os.path.join(os.path.dirname(model_pt), "dict.txt")
         dict_name = os.path.join(os.path.dirname(name), "dict.txt")
+        if not os.path.isfile(dict_path) and not torch_pickle.looks_like_torch_file(model_pt):
+            torch_pickle.load(model_pt, name)  # a file that is no checkpoint at all is said so, not dict.txt
         indices, size = read_fairseq_dictionary(dict_path, dict_name)
         state = torch_pickle.load(model_pt, name)
         model = _build_fairseq_model(state, name, dict_name, size, pretrainer)
@@ -531,10 +543,29 @@ def convert_fairseq(path, pretrainer=False, encoder_json=None, vocab_bpe=None, e
         vocab_bpe = _bpe_file(vocab_bpe, "vocab.bpe", model_pt, path)
         if encoder_json is None or vocab_bpe is None:
             missing = [n for n, p in (("encoder.json", encoder_json), ("vocab.bpe", vocab_bpe)) if p is None]
-            print(f"{name}: no {' / '.join(missing)} beside it (GPT-2's BPE files, downloaded separately); "
-                  "no tokenizer. Pass encoder_json= and vocab_bpe= to build one.")
+            print(f"{name}: no tokenizer: no {' / '.join(missing)} beside it (GPT-2's BPE files, downloaded "
+                  "separately). Pass encoder_json= and vocab_bpe= to build one.", flush=True)
             return model, None
         return model, fairseq_tokenizer(indices, size, encoder_json, vocab_bpe, dict_name)
+
+
+def check_fairseq_sizes(kwargs, loader, name):
+    """The settings of `model.pt` against its own state dict, before anything is built."""
+    from keras_pretrain.checkpoints.checks import check_config
+    from keras_pretrain.checkpoints.checks import heads_divide
+
+    heads_divide(name, "encoder_attention_heads", kwargs["num_heads"], "encoder_embed_dim", kwargs["hidden_dim"])
+    s = fairseq_prefix(loader) + "sentence_encoder."
+    tokens, positions, layer = s + "embed_tokens.weight", s + "embed_positions.weight", s + "layers.0."
+    sizes = [
+        ("encoder_embed_dim", kwargs["hidden_dim"],
+         [(tokens, 1), (positions, 1), (layer + "fc1.weight", 1), (layer + "fc2.weight", 0)]),
+        ("encoder_ffn_embed_dim", kwargs["intermediate_dim"],
+         [(layer + "fc1.weight", 0), (layer + "fc1.bias", 0), (layer + "fc2.weight", 1)]),
+        ("max_positions + 2", kwargs["max_sequence_length"], [(positions, 0)]),
+    ]
+    layers = [("encoder_layers", kwargs["num_layers"], "^" + re.escape(s + "layers.") + r"(\d+)\.")]
+    check_config(f"{name} (its model settings)", f"{name} (its weights)", loader.shapes, sizes, layers)
 
 
 def _build_fairseq_model(state, name, dict_name, size, pretrainer):
@@ -552,6 +583,7 @@ def _build_fairseq_model(state, name, dict_name, size, pretrainer):
             f"dictionary of {size} (4 specials, its lines, <mask>): this dict.txt is not the model's."
         )
     loader = WeightLoader.from_dict(arrays, name, FAIRSEQ_IGNORE + (() if pretrainer else ("*lm_head.*",)))
+    check_fairseq_sizes(kwargs, loader, name)
     heads = sorted({n.split(".")[1] for n in arrays if n.startswith("classification_heads.")})
     if heads:
         print(f"{name}: fine-tuning heads {heads} are not loaded.")

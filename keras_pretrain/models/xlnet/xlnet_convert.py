@@ -62,7 +62,8 @@ def backbone_config(config, source):
 
 
 def hf_prefix(loader):
-    """'transformer.' when the state dict comes from a *ForXxx / LM-head model."""
+    """'transformer.' when the state dict comes from a *ForXxx / LM-head model (`loader`: a `WeightLoader`
+    or the weights' {name: shape})."""
     return model_prefix(loader, "transformer.", probe="word_embedding.weight")
 
 
@@ -141,9 +142,44 @@ def load_hf_heads(pretrainer, loader):
 
 
 def sentencepiece_tokenizer(paths, lowercase, options):
+    return spiece_tokenizer(paths[0], lowercase)
+
+
+def spiece_tokenizer(path, lowercase):
+    """`XLNetTokenizer` of `spiece.model`; a file SentencePiece cannot read is a CheckpointFormatError
+    naming it (not TensorFlow's InternalError, which names none)."""
+    from keras_pretrain.checkpoints.checks import tokenizer_from_file
     from keras_pretrain.models.xlnet.xlnet_tokenizer import XLNetTokenizer
 
-    return XLNetTokenizer(proto=paths[0], lowercase=lowercase)
+    return tokenizer_from_file(lambda: XLNetTokenizer(proto=path, lowercase=lowercase), path,
+                               "SentencePiece model (XLNet's spiece.model)")
+
+
+def size_checks(kwargs, config_path, layout, p, n_token="n_token"):
+    """`(sizes, layers)` of `keras_pretrain.checkpoints.checks.check_config` (both layouts: `p` is
+    `model/transformer/` or the HF prefix)."""
+    from keras_pretrain.checkpoints.checks import heads_divide
+
+    heads_divide(config_path, "n_head", kwargs["num_heads"], "d_model", kwargs["hidden_dim"])
+    tf1 = layout is TF1
+    word = p + ("word_embedding/lookup_table" if tf1 else "word_embedding.weight")
+    layer0 = layout.scope(p, layout.item("layer", 0))
+    q = layer0 + ("rel_attn/q/kernel" if tf1 else "rel_attn.q")
+    ff1 = layer0 + ("ff/layer_1/kernel" if tf1 else "ff.layer_1.weight")
+    sizes = [
+        (n_token, kwargs["vocabulary_size"], [(word, 0)]),
+        ("d_model", kwargs["hidden_dim"], [(word, 1), (q, 0), (ff1, 0 if tf1 else 1)]),
+        ("n_head", kwargs["num_heads"], [(q, 1)]),
+        ("d_inner", kwargs["intermediate_dim"], [(ff1, 1 if tf1 else 0)]),
+    ]
+    if tf1:  # the stacked per-layer tables tell the layer count too
+        sizes.append(("n_layer", kwargs["num_layers"], [(p + "seg_embed", 0)]))
+    pattern = "^" + re.escape(layout.name(p, "layer")) + ("_" if tf1 else r"\.") + r"(\d+)" + re.escape(layout.sep)
+    return sizes, [("n_layer", kwargs["num_layers"], pattern)]
+
+
+def hf_checks(kwargs, config_path, shapes):
+    return size_checks(kwargs, config_path, HF, hf_prefix(shapes), "vocab_size")
 
 
 def check_summary(config, source):
@@ -193,7 +229,12 @@ def hf_tokenizer(folder, lowercase=None):
 
 def convert_huggingface(folder, pretrainer=False, lowercase=None, task=False):
     """A local HF XLNet folder -> `XLNetBackbone` (or `XLNetPretrainer`, `XLNetClassifier`), tokenizer."""
-    return conversion.convert_huggingface(HF_SPEC, folder, pretrainer, lowercase, task)
+    from keras_pretrain.checkpoints.checks import check_hf_folder
+    from keras_pretrain.checkpoints.checks import tokenizer_note
+
+    check_hf_folder(folder, HF_SPEC, hf_checks)
+    return tokenizer_note(conversion.convert_huggingface(HF_SPEC, folder, pretrainer, lowercase, task), folder,
+                          HF_SPEC)
 
 
 def export_huggingface(model, folder, tokenizer=None):
@@ -417,7 +458,6 @@ def _convert_tf1(root, prefix, pretrainer, lowercase, path, run_config, squad=No
     from keras_pretrain.checkpoints.tf1 import tf1_loader
     from keras_pretrain.models.xlnet.xlnet_backbone import XLNetBackbone
     from keras_pretrain.models.xlnet.xlnet_pretrainer import XLNetPretrainer
-    from keras_pretrain.models.xlnet.xlnet_tokenizer import XLNetTokenizer
 
     # The files beside the checkpoint, else in the folder given.
     folder = os.path.dirname(prefix)
@@ -434,6 +474,9 @@ def _convert_tf1(root, prefix, pretrainer, lowercase, path, run_config, squad=No
             f"{prefix}: not an original XLNet checkpoint (no variable under {TF1_PREFIX!r}; found "
             f"e.g. {sorted(loader.names)[:3]})."
         )
+    from keras_pretrain.checkpoints.checks import check_config
+
+    check_config(config_path, prefix, loader.shapes, *size_checks(kwargs, config_path, TF1, TF1_PREFIX))
     squad = squad if TF1_SQUAD_PROBE in loader else None
     finetuned = sorted(
         n for n in loader.names
@@ -452,7 +495,6 @@ def _convert_tf1(root, prefix, pretrainer, lowercase, path, run_config, squad=No
         functools.partial(load_tf1_backbone, mask_emb_optional=not pretrainer), load_tf1_heads,
     )
     if squad is not None:
-        from keras_pretrain.checkpoints.names import TF1
         from keras_pretrain.tasks.beam_question_answering import BeamQuestionAnswering
 
         print(f"{prefix}: run_squad.py's head (start_logits, end_logits, answer_class): BeamQuestionAnswering "
@@ -461,7 +503,9 @@ def _convert_tf1(root, prefix, pretrainer, lowercase, path, run_config, squad=No
         conversion.load_beam_qa_head(model, loader, TF1)
     loader.finish()
     spiece = find_file(folder, TF1_VOCABULARY) or find_file(root, TF1_VOCABULARY)
-    tokenizer = None
-    if spiece is not None:
-        tokenizer = XLNetTokenizer(proto=spiece, lowercase=tf1_lowercase(spiece, lowercase, (folder, path)))
-    return model, tokenizer
+    if spiece is None:
+        from keras_pretrain.checkpoints.checks import no_tokenizer
+
+        no_tokenizer(path, TF1_VOCABULARY)
+        return model, None
+    return model, spiece_tokenizer(spiece, tf1_lowercase(spiece, lowercase, (folder, path)))
