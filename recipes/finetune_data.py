@@ -68,29 +68,35 @@ def is_number(text):
 
 
 def read_rows(parser, path, flag="--data"):
-    """(header, [(line number, row dict)]) of a table; exits 2 on a missing, non-UTF-8, ragged or empty file."""
+    """(header, [(line number, row dict)]) of a table; exits 2 on a missing, non-UTF-8, ragged or empty file, and
+    on a row that spans lines (a `.csv` quote left open swallows the lines after it: the row is named by the line
+    where it starts). A row's number is the line it starts on."""
     if not os.path.isfile(path):
         parser.error(f"{flag}: no such file {path!r}")
     tab = path.endswith((".tsv", ".txt"))
+    lines, end = [], 0
     try:
         with open(path, encoding="utf-8", newline="") as f:
             reader = csv.reader(f, delimiter="\t" if tab else ",", quoting=csv.QUOTE_NONE if tab else csv.QUOTE_MINIMAL)
-            lines = [(reader.line_num, row) for row in reader]
+            for row in reader:
+                start, end = end + 1, reader.line_num
+                lines.append((start, end, row))
     except UnicodeDecodeError as e:
         parser.error(f"{flag}: {path} is not UTF-8 ({e})")
     except csv.Error as e:
-        parser.error(f"{flag}: {path}: {e}")
-    lines = [(n, row) for n, row in lines if row]  # blank lines
+        parser.error(f"{flag}: {path} line {end + 1}: {e}")
+    lines = [(start, end, row) for start, end, row in lines if row]  # blank lines
     if len(lines) < 2:
         parser.error(f"{flag}: {path} holds no rows under its header")
-    (_, header), rows = lines[0], []
-    for number, row in lines[1:]:
+    (_, _, header), rows = lines[0], []
+    for start, end, row in lines[1:]:
+        if end > start or any("\n" in cell or "\r" in cell for cell in row):
+            parser.error(f"{flag}: {path} line {start}: a quoted field runs from this line to line {end} "
+                         f"({end - start + 1} lines read as one row); close the quote, or use a .tsv (read "
+                         "without quoting)")
         if len(row) != len(header):
-            parser.error(f"{flag}: {path} line {number}: {len(row)} fields, the header has {len(header)} "
-                         f"({header})" + ("; a quote may have swallowed lines" if "\n" in "".join(row) else ""))
-        if any("\n" in cell or "\r" in cell for cell in row):
-            parser.error(f"{flag}: {path} line {number}: a quoted field spans lines")
-        rows.append((number, dict(zip(header, row))))
+            parser.error(f"{flag}: {path} line {start}: {len(row)} fields, the header has {len(header)} ({header})")
+        rows.append((start, dict(zip(header, row))))
     return header, rows
 
 
@@ -128,20 +134,68 @@ def read_table(parser, path, task, flag="--data"):
     return examples
 
 
-def check_classification_labels(parser, path, examples, task):
-    """Float labels, or a single label, under a classification task stop the run (never a silent classifier)."""
-    labels = {e.label for e in examples}
-    if all(is_number(x) for x in labels) and any(float(x) != int(float(x)) for x in labels):
-        example = next(x for x in sorted(labels) if float(x) != int(float(x)))
-        parser.error(f"--data: {path}: the labels are numbers ({example!r}, ...): use --task regression for a "
-                     f"score, or integer class labels for --task {task}")
+def is_class_id(text):
+    """An integer written as one ("-1", "0", "7"; not "7.0" or "1e3")."""
+    return text.isascii() and text.lstrip("-").isdigit() and text.count("-") <= 1
+
+
+def check_classification_labels(parser, path, examples, task, flag="--data"):
+    """Numeric labels that are not class ids, or a single label, under a classification task stop the run (never
+    a silent classifier with one class per score). Numbers are class ids only when written as integers forming
+    a run -1.., 0.. or 1.. with none missing (0/1, 1..5 stars); anything else ("2.5", "3.0", 183 prices) is a
+    score: `--task regression`."""
+    first = {}  # label -> the line it first occurs on
+    for example in examples:
+        first.setdefault(example.label, example.guid)
+    labels = sorted(first)
     if len(labels) < 2:
-        parser.error(f"--data: {path}: every row has the label {next(iter(labels), '')!r}; a classifier needs "
+        parser.error(f"{flag}: {path}: every row has the label {next(iter(labels), '')!r}; a classifier needs "
                      "two labels or more")
+    if not all(is_number(x) for x in labels):
+        return
+    scores = [x for x in labels if not is_class_id(x)]
+    if scores:
+        example = min(scores, key=lambda x: int(first[x]))
+        parser.error(f"{flag}: {path} line {first[example]}: the labels are numbers ({example!r}, not an integer "
+                     f"class id): use --task regression for a score, or class names / integer ids for --task {task}")
+    values = sorted(int(x) for x in labels)
+    if values[0] not in (-1, 0, 1) or values[-1] - values[0] + 1 != len(values) or len(values) != len(labels):
+        example = max(labels, key=lambda x: (int(x), -int(first[x])))
+        parser.error(f"{flag}: {path} line {first[example]}: the labels are {len(labels)} distinct numbers from "
+                     f"{values[0]} to {values[-1]} ({example!r}, ...), not the class ids 0..{len(labels) - 1} or "
+                     f"1..{len(labels)}: use --task regression for a score, or class names / ids for --task {task}")
 
 
-def label_names(parser, data, path):
-    """The sorted label names of the training examples; validation labels must be among them."""
+def check_scores(parser, path, examples, flag="--data"):
+    """Regression: scores that never vary leave nothing to learn (and no correlation to report)."""
+    if len({e.label for e in examples}) < 2:
+        parser.error(f"{flag}: {path}: every row has the score {examples[0].label:g}; --task regression needs "
+                     "scores that vary")
+
+
+def check_multi_labels(parser, path, examples, flag="--data"):
+    """Multi-label: rows that all have the same label set leave nothing to learn."""
+    if len({e.label for e in examples}) < 2:
+        parser.error(f"{flag}: {path}: every row has the labels {','.join(examples[0].label)!r}; a multi-label "
+                     "classifier needs rows whose labels differ")
+
+
+def split_validation(data, seed, fraction):
+    """Holds `fraction` of the training examples out for validation when no validation set is given (a seeded
+    permutation; done when the table is read, so that a label falling only in the held-out rows is caught)."""
+    import numpy as np
+
+    if data.valid is not None:
+        return
+    order = np.random.default_rng(seed).permutation(len(data.train))
+    split = max(1, int(len(data.train) * fraction))
+    data.valid = [data.train[i] for i in order[:split]]
+    data.train = [data.train[i] for i in order[split:]]
+
+
+def label_names(parser, data, path, valid_path=None, held_out=""):
+    """The sorted label names of the training examples; validation labels must be among them (`valid_path`: the
+    validation table; None: held out from `path`, `held_out` says how)."""
     if data.problem_type == MULTI:
         names = sorted({x for e in data.train for x in e.label})
         if not names:
@@ -150,9 +204,13 @@ def label_names(parser, data, path):
         names = sorted({e.label for e in data.train})
     for example in data.valid or []:
         unknown = set(example.label if data.problem_type == MULTI else [example.label]) - set(names)
+        if unknown and valid_path:
+            parser.error(f"--validation-data: {valid_path} line {example.guid}: label(s) {sorted(unknown)} never "
+                         f"occur in the training data {path} (labels {names})")
         if unknown:
-            parser.error(f"--validation-data: line {example.guid}: label(s) {sorted(unknown)} never occur in the "
-                         f"training data (labels {names})")
+            parser.error(f"--data: {path} line {example.guid}: label(s) {sorted(unknown)} fall only in the held-out "
+                         f"validation rows ({held_out}): the classifier would never train on them; add rows with "
+                         "them or give --validation-data")
     return names
 
 
@@ -164,8 +222,17 @@ def read_table_task(parser, args):
                     sources=(path,) + ((args.validation_data,) if valid else ()))
     if data.problem_type == SINGLE:
         check_classification_labels(parser, path, train, args.task)
+    elif data.problem_type == REGRESSION:
+        check_scores(parser, path, train)
+    else:
+        check_multi_labels(parser, path, train)
+    held_out = ""
+    if valid is None:  # held out here, so that a label falling only in the held-out rows is caught
+        fraction, seed = getattr(args, "validation_fraction", 0.2), getattr(args, "seed", 0)
+        split_validation(data, seed, fraction)
+        held_out = f"--validation-fraction {fraction:g}, --seed {seed}"
     if data.problem_type in (SINGLE, MULTI):
-        data.labels = label_names(parser, data, path)
+        data.labels = label_names(parser, data, path, args.validation_data, held_out)
     return data
 
 
@@ -173,11 +240,17 @@ def read_glue_task(parser, args):
     """A GLUE task folder: train, dev (MNLI: matched; `mnli-mm` mismatched) and, when present, test."""
     task = glue.get_task(args.task)
     try:
-        train = glue.read_split(task, args.data_dir, "train")
-        valid = glue.read_split(task, args.data_dir, "dev")
+        paths = {split: glue.split_path(task, args.data_dir, split) for split in ("train", "dev")}
+        train = glue.read_file(task, paths["train"], "train")
+        valid = glue.read_file(task, paths["dev"], "dev")
+        glue.check_labels(task, train, paths["train"], [(valid, paths["dev"])])
         test = None
-        if os.path.exists(glue.split_path(task, args.data_dir, "test")):
-            test = glue.read_split(task, args.data_dir, "test")
+        try:
+            test_path = glue.split_path(task, args.data_dir, "test")
+        except CorpusFormatError:  # no test split: nothing to predict
+            test_path = None
+        if test_path:
+            test = glue.read_file(task, test_path, "test")
     except CorpusFormatError as e:
         parser.error(f"--data-dir: {e}")
     problem = REGRESSION if task.is_regression else SINGLE
@@ -189,12 +262,21 @@ def read_choice_task(parser, args):
     """SWAG (`train.csv`, `val.csv`, `test.csv`) or RACE (`train/`, `dev/`, `test/` of `high/`, `middle/`)."""
     try:
         if args.task == "swag":
-            path = lambda name: os.path.join(args.data_dir, name)  # noqa: E731
-            train, valid = choice.read_swag(path("train.csv")), choice.read_swag(path("val.csv"))
+            paths = [os.path.join(args.data_dir, name) for name in ("train.csv", "val.csv")]
+            train, valid = (choice.read_swag(path) for path in paths)
         else:
+            paths = [os.path.join(args.data_dir, split) for split in ("train", "dev")]
             train, valid = choice.read_race(args.data_dir, "train"), choice.read_race(args.data_dir, "dev")
     except CorpusFormatError as e:
         parser.error(f"--data-dir: {e}")
+    for examples, path in zip((train, valid), paths):
+        if any(e.label is None for e in examples):
+            parser.error(f"--data-dir: {path}: no label column (an unlabelled test file?); training and "
+                         "validation need the answer of every question")
+    answers = {e.label for e in train}
+    if len(answers) < 2:
+        parser.error(f"--data-dir: {paths[0]}: every question's answer is choice {next(iter(answers))}; a model "
+                     "would learn the position, not the task (labels of a placeholder file?)")
     return TaskData(args.task, CHOICE, None, train, valid, sources=(args.data_dir,))
 
 

@@ -119,7 +119,8 @@ def read_swag(path, num_choices=4):
 
     Raises:
         CorpusFormatError: unreadable file (not UTF-8, bad CSV), a missing column, a row with a
-            different number of fields than the header, a label that is not an integer in
+            different number of fields than the header, a row spanning lines (a line break inside a field: a quote
+            left open swallows the lines after it, as many rows merged into one), a label that is not an integer in
             `[0, num_choices)`, no example at all.
     """
     path = os.fspath(path)
@@ -145,11 +146,14 @@ def read_swag(path, num_choices=4):
                                     f"has {', '.join(repr(h) for h in header)}.")
         endings = [index[f"ending{i}"] for i in range(num_choices)]
         label_at, id_at = index.get("label"), index.get("fold-ind")
-        examples = []
+        examples, end = [], reader.line_num
         for row in reader:
-            line = reader.line_num
+            line, end = end + 1, reader.line_num  # the lines the row spans
             if not row:
                 continue
+            if end > line or any("\n" in cell or "\r" in cell for cell in row):
+                raise CorpusFormatError(f"{path}: line {line}: a quoted field runs from this line to line {end} "
+                                        f"({end - line + 1} lines read as one row); an unclosed quote?")
             if len(row) != len(header):
                 raise CorpusFormatError(f"{path}: line {line}: {len(row)} fields, the header has {len(header)}.")
             label = None

@@ -45,12 +45,14 @@ class Example:
         text_a: str, the first (or only) text, raw.
         text_b: str or None, the second text of a pair task.
         label: str (one of the task's labels), float (STS-B), or the placeholder label for test splits.
+        line: int or None, the example's line in its file (for error messages; not compared, not shown).
     """
 
     guid: str
     text_a: str
     text_b: Optional[str] = None
     label: Union[str, float, None] = None
+    line: Optional[int] = dataclasses.field(default=None, compare=False, repr=False)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -254,10 +256,43 @@ def read_file(task, path, split):
             label = task.placeholder
         else:
             label = _label(task, row[columns.label], path, line)
-        examples.append(Example(guid, row[columns.text_a], text_b, label))
+        examples.append(Example(guid, row[columns.text_a], text_b, label, line=line))
     if not examples:
         raise CorpusFormatError(f"{path}: no examples (the {task.name} {split} split is empty).")
     return examples
+
+
+def check_labels(task, train, train_path, others=()):
+    """Refuses labelled splits a model cannot learn from or be scored on (`CorpusFormatError`, naming the file
+    and the line): a training split whose rows all have one label (one score for STS-B), and a label of another
+    split (`others`: `(examples, path)` pairs, e.g. dev) that no training row has, whose class the model would
+    never see in training.
+
+    Args:
+        task: a `GlueTask` or a task name.
+        train: the training `Example`s (`read_file`).
+        train_path: str, their file.
+        others: `(examples, path)` of the other labelled splits (not the test splits: their labels are
+            placeholders).
+    """
+    task = get_task(task)
+    seen = {}
+    for example in train:
+        seen.setdefault(example.label, example.line)
+    if len(seen) < 2:
+        value = next(iter(seen), None)
+        what = f"the score {value}" if task.is_regression else f"the label {value!r}"
+        raise CorpusFormatError(
+            f"{train_path}: every row has {what}; {task.name} training needs "
+            + ("scores that vary." if task.is_regression else f"two labels or more (of {list(task.labels)})."))
+    if task.is_regression:
+        return
+    for examples, path in others:
+        for example in examples:
+            if example.label not in seen:
+                raise CorpusFormatError(
+                    f"{path}, line {example.line}: label {example.label!r} never occurs in the training file "
+                    f"{train_path} (its labels: {sorted(seen)}); a model is never trained on that class.")
 
 
 def _describe(columns):

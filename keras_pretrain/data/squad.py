@@ -165,15 +165,23 @@ def _answer_positions(path, qa, doc_tokens, char_to_word_offset, context):
     return text, start_position, end_position
 
 
-def _paragraph_examples(path, paragraph, where, is_training, v2):
+def _paragraph_examples(path, paragraph, where, is_training, v2, seen=None):
     context = _field(path, paragraph, "context", where, str)
     qas = _field(path, paragraph, "qas", where, list)
     if not context.strip(" \t\r\n\u202f"):
         raise CorpusFormatError(f"{path}: {where} has an empty context.")
     doc_tokens, char_to_word_offset, _ = split_context(context)
     examples = []
+    seen = {} if seen is None else seen
     for k, qa in enumerate(qas):
         qas_id = _field(path, qa, "id", f"{where}, question {k}")
+        if not isinstance(qas_id, (str, int)) or isinstance(qas_id, bool):
+            raise CorpusFormatError(f"{path}: {where}, question {k}: `id` is a {type(qas_id).__name__}, expected "
+                                    "a string.")
+        if qas_id in seen:  # predictions and scores are keyed by id: a second question would overwrite the first
+            raise CorpusFormatError(f"{path}: {where}, question {k}: the id {qas_id!r} is also the id of "
+                                    f"{seen[qas_id]}; every question needs its own id.")
+        seen[qas_id] = f"{where}, question {k}"
         question = _field(path, qa, "question", f"{where}, question {qas_id!r}", str)
         answer, start, end, impossible = None, None, None, False
         if is_training:
@@ -206,7 +214,8 @@ def read_squad(path, version=None, is_training=False):
 
     Raises:
         CorpusFormatError: the file is not UTF-8 JSON, lacks `data` / `paragraphs` / `qas` / `context`, has
-            an empty context, an answer outside its context, or is v2.0 data read as "v1.1".
+            an empty context, an answer outside its context, a question id that is not a string or that two
+            questions share (predictions are keyed by id), or is v2.0 data read as "v1.1".
 
     Example:
     ```python
@@ -222,11 +231,11 @@ def read_squad(path, version=None, is_training=False):
         raise CorpusFormatError(f"{path}: SQuAD v2.0 data (questions with `is_impossible`), read as v1.1; "
                                 f"pass version='v2.0'.")
     v2 = v2 or version == "v2.0"
-    examples = []
+    examples, seen = [], {}
     for i, entry in enumerate(data["data"]):
         paragraphs = _field(path, entry, "paragraphs", f"article {i}", list)
         for j, paragraph in enumerate(paragraphs):
-            examples += _paragraph_examples(path, paragraph, f"article {i}, paragraph {j}", is_training, v2)
+            examples += _paragraph_examples(path, paragraph, f"article {i}, paragraph {j}", is_training, v2, seen)
     return examples
 
 

@@ -62,6 +62,7 @@ preprocessor SavedModel. ELMo needs none: its encoder takes strings.
 
 from keras_pretrain.data import packing as packings
 from keras_pretrain.errors import ConfigError
+from keras_pretrain.export.serving import checked_inputs
 from keras_pretrain.export.tracing import ExportError
 from keras_pretrain.export.tracing import require_tensorflow_backend
 from keras_pretrain.export.tracing import tracing_context
@@ -230,17 +231,18 @@ def export_preprocessor(tokenizer, path, seq_length=128, packing=None):
         for segments in one_or_two:
             root.bert_pack_inputs.get_concrete_function(segments)  # default length
             root.bert_pack_inputs.get_concrete_function(segments, length)
+        # Signatures do not check the shapes they are given: `checked_inputs` refuses anything but [B] strings.
+        text_spec = [tf.TensorSpec([None], tf.string, name="text")]
+        pair_specs = [tf.TensorSpec([None], tf.string, name=n) for n in ("text_a", "text_b")]
         signatures = {
             "serving_default": tf_function(
-                lambda text: packed([tokenize_graph(text)]),
-                input_signature=[tf.TensorSpec([None], tf.string, name="text")],
+                lambda text: packed([tokenize_graph(t) for t in checked_inputs(tf, text_spec, [text])]),
+                input_signature=text_spec,
             ).get_concrete_function(),
             "pair": tf_function(
-                lambda text_a, text_b: packed([tokenize_graph(text_a), tokenize_graph(text_b)]),
-                input_signature=[
-                    tf.TensorSpec([None], tf.string, name="text_a"),
-                    tf.TensorSpec([None], tf.string, name="text_b"),
-                ],
+                lambda text_a, text_b: packed(
+                    [tokenize_graph(t) for t in checked_inputs(tf, pair_specs, [text_a, text_b])]),
+                input_signature=pair_specs,
             ).get_concrete_function(),
         }
     tf.saved_model.save(root, path, signatures=signatures)

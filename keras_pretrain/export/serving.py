@@ -14,6 +14,9 @@ returns:
 - `label_ids` int32 [B] (argmax)
 - `labels` string [B] (the label names; "0", "1", ... by default)
 
+The string inputs are batches `[B]` (one string per example): any other shape (a `[1, 2]` matrix, a scalar) is
+refused when the signature runs, as are `text_a` and `text_b` of different lengths (`checked_inputs`).
+
 A regression head (`problem_type="regression"`) returns `logits` [B, 1] and `scores` float32 [B]; a
 multi-label head (`"multi_label_classification"`) returns `logits`, `probabilities` (sigmoid, per label),
 `label_mask` int32 [B, C] (1 where the probability is at least `threshold`) and `labels`, string [B]: the
@@ -209,11 +212,36 @@ def export_choice_serving(model, path, tokenizer=None, seq_length=128, family=No
     return _save(tf, root, model, serve, specs, path)
 
 
+def checked_inputs(tf, specs, tensors):
+    """`tensors` (a signature's inputs), their shapes checked when the signature runs.
+
+    A SavedModel signature does not check the shapes it is given: a `[1, 2]` string matrix passes a `[None]`
+    input and comes back as 2 rows for 1 (a scalar as 1 row), and pair inputs of different lengths crash the
+    tokenizer. `tf.ensure_shape` checks at run time (an assertion on the rank would be folded away, the traced
+    rank being known): "Shape of tensor text [1,2] is not compatible with expected shape [?]". Inputs with a
+    batch dimension must hold as many rows ("text_a and text_b must hold as many rows").
+    """
+    checked = [tf.ensure_shape(t, spec.shape) for t, spec in zip(tensors, specs)]
+    batched = [(t, spec.name or f"input {i}") for i, (t, spec) in enumerate(zip(checked, specs)) if spec.shape.rank]
+    if len(batched) < 2:
+        return checked
+    (first, name), rows = batched[0], tf.shape(batched[0][0])[0]
+    asserts = [tf.debugging.assert_equal(rows, tf.shape(t)[0], message=f"{name} and {other} must hold as many rows")
+               for t, other in batched[1:]]
+    with tf.control_dependencies(asserts):
+        return [tf.identity(t) for t in checked]
+
+
 def _save(tf, root, model, serve, specs, path):
-    """`serve` as the `serving_default` signature of a SavedModel at `path` holding `model`'s variables."""
+    """`serve` as the `serving_default` signature of a SavedModel at `path` holding `model`'s variables (its
+    inputs' shapes checked when it runs: `checked_inputs`)."""
     set_variables(root, [model])
+
+    def checked(*inputs):
+        return serve(*checked_inputs(tf, specs, inputs))
+
     with tracing_context(tf):
-        root.serve = tf.function(serve, input_signature=specs, autograph=False)
+        root.serve = tf.function(checked, input_signature=specs, autograph=False)
         signature = root.serve.get_concrete_function()
     tf.saved_model.save(root, path, signatures={"serving_default": signature})
     return path
