@@ -5,6 +5,7 @@ import contextlib
 import csv
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -28,6 +29,28 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefau
             return text
         return super()._get_help_string(action)
 
+    # An error (`parser.error`) prints the usage alone, then the one-line message: that usage is one line
+    # pointing at --help, not the block of every option above the message. `--help` shows the full usage.
+    _usage_only = None
+
+    def add_usage(self, usage, actions, groups, prefix=None):
+        if self._usage_only is None:
+            self._usage_only = True
+        super().add_usage(usage, actions, groups, prefix)
+
+    def add_text(self, text):
+        self._usage_only = False
+        super().add_text(text)
+
+    def start_section(self, heading):
+        self._usage_only = False
+        super().start_section(heading)
+
+    def format_help(self):
+        if self._usage_only:
+            return f"usage: {self._prog} --help\n"
+        return super().format_help()
+
 
 class RunError(Exception):
     """A run cannot go on (disk full, folder taken, ...): one line, exit code 1."""
@@ -43,27 +66,32 @@ def boolean(text):
     raise argparse.ArgumentTypeError(f"expected true or false (or yes/no, 1/0), got {text!r}")
 
 
-def prepare_output(parser, out, run_config):
+def prepare_output(parser, out, run_config, epochs=None, resume_from=None):
     """Creates and locks `out`, or recognises (and locks) an interrupted run of the same config.
 
     Returns the epoch to resume from (0 for a new run). An output folder that
     holds anything else (another run's files, a finished run, user data), a
     folder another live run holds the lock of, or a folder that cannot be
     written stops the recipe with exit code 2: nothing is ever overwritten.
+    An interrupted run is resumed only once everything the resume reads is
+    checked (`resume_epoch`: `epochs` is the run's total, `resume_from` the
+    `--resume-from` choice): a damaged or foreign file raises `RunError`
+    (one line naming it, exit code 1), with the lock released.
     Call it after every other argument check: it is the first write.
     The lock is released by `release_lock(out)` (and at exit).
     """
     if os.path.exists(out) and not os.path.isdir(out):
         parser.error(f"--out: {out!r} is a file, not a folder")
+    if resume_from is not None and (resume_from < 0 or (epochs is not None and resume_from > epochs)):
+        parser.error(f"--resume-from {resume_from} is outside [0, {epochs}] (this run trains {epochs} epochs)")
     if os.path.isdir(out) and set(os.listdir(out)) - {LOCK_FILE}:
         run_path = os.path.join(out, RUN_FILE)
-        if not os.path.exists(run_path):
+        if not os.path.lexists(run_path):
             parser.error(f"--out: {out!r} already holds files that are not from this recipe; choose a new folder (nothing is overwritten)")
-        try:
-            with open(run_path) as f:
-                previous = json.load(f)
-        except (OSError, ValueError) as e:
-            parser.error(f"--out: {run_path} is unreadable ({e}); choose a new folder")
+        check_links(out)
+        previous = read_json_object(out, run_path)
+        if not isinstance(previous.get("config"), dict):
+            raise RunError(f"{run_path}: lacks the run's settings (a \"config\" object); not a run of this recipe")
         if previous.get("config") != run_config:
             changed = sorted(k for k in set(previous.get("config", {})) | set(run_config)
                              if previous.get("config", {}).get(k) != run_config.get(k))
@@ -71,7 +99,13 @@ def prepare_output(parser, out, run_config):
         if previous.get("finished"):
             parser.error(f"--out: {out!r} holds a finished run; choose a new folder")
         acquire_lock(parser, out)
-        return checkpoint_epoch(out)
+        try:
+            return resume_epoch(out, epochs, resume_from)
+        except BaseException:
+            release_lock(out)
+            raise
+    if resume_from:
+        parser.error(f"--resume-from {resume_from}: {out!r} holds no run to resume")
     try:
         os.makedirs(out, exist_ok=True)
     except OSError as e:
@@ -109,11 +143,11 @@ def acquire_lock(parser, out):
         try:
             fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
         except FileExistsError:
-            try:
-                with open(path) as f:
-                    holder = json.load(f)
+            try:  # never through a symbolic link (it would read a file outside the run folder)
+                with os.fdopen(os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)), "rb") as f:
+                    holder = json.loads(f.read(4096))
                 pid, host = int(holder["pid"]), holder.get("host")
-            except (OSError, ValueError, KeyError, TypeError):
+            except (OSError, ValueError, KeyError, TypeError, AttributeError):
                 holder, pid, host = None, None, None
             if holder is not None and host == me["host"] and pid != me["pid"] and _pid_alive(pid):
                 parser.error(f"--out: {out!r} is in use by another run (pid {pid}, lock file {path}); "
@@ -168,9 +202,10 @@ def corpus_paths(parser, corpus):
     return paths
 
 
-def check_corpus(parser, paths, flag):
+def check_corpus(parser, paths, flag, max_line_chars=None):
     """Exit 2 unless the corpus holds at least one sentence: an empty corpus,
-    or one where every line is blank or skipped (invalid UTF-8, overlong),
+    or one where every line is blank or skipped (invalid UTF-8, longer than
+    `max_line_chars`: the recipe's own limit, else the reader's default),
     is reported before any vocabulary learning. Reads up to the first
     document with text."""
     from keras_pretrain.data import CorpusStats
@@ -183,7 +218,8 @@ def check_corpus(parser, paths, flag):
     quiet = logging.getLogger("keras_pretrain.data.corpus")
     was_disabled, quiet.disabled = quiet.disabled, True  # the summary below says it once
     try:
-        for document in read_documents(paths, stats=stats):
+        limit = {} if max_line_chars is None else {"max_line_chars": max_line_chars}
+        for document in read_documents(paths, stats=stats, **limit):
             if any(sentence.strip() for sentence in document):
                 return
     except (CorpusFormatError, OSError) as e:
@@ -196,6 +232,54 @@ def check_corpus(parser, paths, flag):
     first = f"; first: {stats.issues[0]}" if stats.issues else ""
     parser.error(f"{flag}: {names}: no usable line ({stats.lines_read} read: {stats.blank_lines} blank, "
                  f"{stats.invalid_utf8_lines} invalid UTF-8, {stats.overlong_lines} overlong{first})")
+
+
+WORDPIECE_SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+
+
+def vocabulary_problem(path, required=WORDPIECE_SPECIAL_TOKENS, limit=1 << 28):
+    """None, or what is wrong with the WordPiece vocabulary file `path` (one token a line, as
+    `BertTokenizer` reads it): unreadable, not UTF-8, empty, or lacking a special token it needs."""
+    if not os.path.isfile(path):
+        return "no such file"
+    try:
+        with open(path, "rb") as f:
+            data = f.read(limit + 1)
+    except OSError as e:
+        return f"cannot be read ({e.strerror or e})"
+    if len(data) > limit:
+        return f"more than {limit >> 20} MB; not a vocabulary"
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return f"not UTF-8 text (byte {e.start})"
+    tokens = {line.rstrip() for line in text.splitlines()} - {""}
+    if not tokens:
+        return "empty (no token)"
+    missing = [t for t in required if t not in tokens]
+    if missing:
+        return (f"lacks {', '.join(missing)} ({len(tokens)} tokens; a WordPiece vocabulary needs "
+                f"{', '.join(required)})")
+    return None
+
+
+def check_vocabulary(parser, flag, path, required=WORDPIECE_SPECIAL_TOKENS):
+    """Exit 2 (one line naming the file) unless `path` is a usable WordPiece vocabulary."""
+    problem = vocabulary_problem(path, required)
+    if problem:
+        parser.error(f"{flag}: {path}: {problem}")
+
+
+def os_error_reason(error):
+    """`error`'s reason in a few words ("No space left on device", "Permission denied", ...)."""
+    import errno
+
+    if getattr(error, "errno", None) == errno.ENOSPC or "No space left on device" in str(error):
+        return "No space left on device"
+    if getattr(error, "strerror", None):
+        return error.strerror
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
 
 
 def wordpiece_tokenizer(vocabulary, lowercase):
@@ -219,8 +303,7 @@ def write_json(path, data):
 
 def mark_finished(out, summary):
     path = os.path.join(out, RUN_FILE)
-    with open(path) as f:
-        run = json.load(f)
+    run = read_json_object(out, path)
     run.update(finished=True, summary=summary)
     write_json(path, run)
 
@@ -228,20 +311,241 @@ def mark_finished(out, summary):
 # === Checkpoints ===
 # checkpoint/state.json names the complete checkpoint ({"epoch", "weights",
 # "rng"}); it is written (atomically) only after both files it names, so a
-# kill at any moment leaves the previous checkpoint whole.
+# kill at any moment leaves the previous checkpoint whole. The checkpoint
+# before it is kept too (one fallback when the newest is damaged); older ones
+# are deleted before a new one is written, so at most two are on disk.
+# Resuming trusts nothing it reads: state.json may name only the files the
+# writer names, inside the run folder; every file is checked before use.
+
+STATE_FILE = "state.json"
+CHECKPOINT_NAME = re.compile(r"model-(\d{5,})\.weights\.h5")
+
+
+def checkpoint_files(epoch):
+    """The names `write_checkpoint` gives the files of checkpoint `epoch`: (weights, random states)."""
+    return f"model-{epoch:05d}.weights.h5", f"rng-{epoch:05d}.npz"
+
+
+def inside(folder, path):
+    """Whether `path`, its symbolic links resolved, lies in `folder` (resolved as well)."""
+    root, target = os.path.realpath(folder), os.path.realpath(path)
+    return os.path.commonpath([root, target]) == root
+
+
+def leading_out(path, prefix=None):
+    """The `RunError` of a symbolic link `path` that leads out of the run folder."""
+    return RunError(f"{prefix or f'{path}: '}a symbolic link leading out of the run folder (to "
+                    f"{os.path.realpath(path)}); refused: a run reads and writes only its own folder (remove the "
+                    "link to resume)")
+
+
+def check_links(out):
+    """`RunError` for the first symbolic link in the run folder `out` that leads out of it (a file or
+    folder the run would read or write elsewhere, e.g. another run's checkpoint)."""
+    for folder, names, files in os.walk(out):
+        for name in sorted(names) + sorted(files):
+            path = os.path.join(folder, name)
+            if os.path.islink(path) and not inside(out, path):
+                raise leading_out(path)
+
+
+def read_small_file(out, path, limit=1 << 20):
+    """The text of a small file the run wrote (run.json, state.json, before.json), read only when it lies
+    inside the run folder `out`; `RunError` naming it otherwise."""
+    if not inside(out, path):
+        raise leading_out(path)
+    try:
+        with open(path, "rb") as f:
+            data = f.read(limit + 1)
+    except OSError as e:
+        raise RunError(f"{path}: cannot be read ({e.strerror or e})") from None
+    if len(data) > limit:
+        raise RunError(f"{path}: more than {limit} bytes; not a file this recipe wrote")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise RunError(f"{path}: not UTF-8 text (byte {e.start}); damaged or overwritten") from None
+
+
+def read_json_object(out, path):
+    """The JSON object of `path` (a dict), checked as `read_small_file` does; `RunError` naming it."""
+    text = read_small_file(out, path)
+    try:
+        data = json.loads(text)
+    except ValueError as e:
+        kind = "empty" if not text.strip() else f"not valid JSON, truncated or damaged ({e})"
+        raise RunError(f"{path}: {kind}") from None
+    if not isinstance(data, dict):
+        raise RunError(f"{path}: holds a JSON {type(data).__name__}, not an object")
+    return data
+
+
+def read_state(out, epochs=None):
+    """The checked content of `out/checkpoint/state.json` (None when there is none): an `epoch` in
+    [0, epochs] and the names of that epoch's two files, inside the checkpoint folder. Any other content
+    raises `RunError` naming the file and the problem. The files themselves: `check_checkpoint(out, epoch)`."""
+    folder = os.path.join(out, CHECKPOINT_DIR)
+    path = os.path.join(folder, STATE_FILE)
+    if not os.path.lexists(path):
+        return None
+    state = read_json_object(out, path)
+    for key in ("epoch", "weights", "rng"):
+        if key not in state:
+            raise RunError(f"{path}: lacks the key {key!r} (a checkpoint state names its epoch, weights and rng)")
+    epoch = state["epoch"]
+    if isinstance(epoch, bool) or not isinstance(epoch, int):
+        raise RunError(f"{path}: epoch {epoch!r} is not a whole number")
+    if epoch < 0 or (epochs is not None and epoch > epochs):
+        bound = f"[0, {epochs}] (this run trains {epochs} epochs)" if epochs is not None else "[0, ...)"
+        raise RunError(f"{path}: epoch {epoch} is outside {bound}")
+    for key, expected in zip(("weights", "rng"), checkpoint_files(epoch)):
+        name = state[key]
+        if (not isinstance(name, str) or not name or os.path.isabs(name) or name in (".", "..") or "\0" in name
+                or os.path.basename(name) != name or (os.altsep and os.altsep in name)):
+            raise RunError(f"{path}: {key} {name!r} is not a file name inside {folder} (absolute paths, '..' and "
+                           "sub-folders are refused)")
+        if os.path.lexists(os.path.join(folder, name)) and not inside(out, os.path.join(folder, name)):
+            raise leading_out(os.path.join(folder, name), f"{path}: {key} {name!r} is ")
+        if name != expected:
+            raise RunError(f"{path}: {key} {name!r} is not the checkpoint of epoch {epoch} ({expected!r})")
+    return state
+
+
+def check_checkpoint(out, epoch):
+    """`RunError` unless both files of checkpoint `epoch` are in `out/checkpoint`, inside the run folder,
+    and whole: an HDF5 file h5py opens (a truncated one it refuses) and an `.npz` whose zip directory and
+    members are intact. Reads no array."""
+    import zipfile
+
+    import h5py
+
+    folder = os.path.join(out, CHECKPOINT_DIR)
+    weights, rng = (os.path.join(folder, name) for name in checkpoint_files(epoch))
+    for path in (weights, rng):
+        if not os.path.lexists(path):
+            raise RunError(f"{path}: missing (the checkpoint of epoch {epoch})")
+        if not inside(out, path):
+            raise leading_out(path)
+        if not os.path.isfile(path):
+            raise RunError(f"{path}: not a regular file")
+        if not os.path.getsize(path):
+            raise RunError(f"{path}: empty (the checkpoint of epoch {epoch} was not written whole)")
+    try:
+        with h5py.File(weights, "r"):
+            pass
+    except (OSError, ValueError) as e:
+        reason = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise RunError(f"{weights}: not a whole HDF5 weights file, truncated or damaged ({reason})") from None
+    try:
+        with zipfile.ZipFile(rng) as archive:
+            bad = archive.testzip()
+    except (OSError, zipfile.BadZipFile, EOFError, ValueError) as e:
+        raise RunError(f"{rng}: not a whole .npz file, truncated or damaged ({e})") from None
+    if bad is not None:
+        raise RunError(f"{rng}: member {bad!r} is damaged")
+
+
+def complete_checkpoints(out, epochs=None, exclude=()):
+    """The epochs (ascending) whose checkpoint files in `out/checkpoint` pass `check_checkpoint`."""
+    folder = os.path.join(out, CHECKPOINT_DIR)
+    if not os.path.isdir(folder) or not inside(out, folder):
+        return []
+    found = []
+    for name in os.listdir(folder):
+        match = CHECKPOINT_NAME.fullmatch(name)
+        if not match:
+            continue
+        epoch = int(match.group(1))
+        if epoch in exclude or epoch < 1 or (epochs is not None and epoch > epochs):
+            continue
+        try:
+            check_checkpoint(out, epoch)
+        except RunError:
+            continue
+        found.append(epoch)
+    return sorted(found)
+
+
+def resume_hint(out, epochs=None, exclude=()):
+    """What a run whose checkpoint state is unusable can do: the other complete checkpoints, or start over."""
+    others = complete_checkpoints(out, epochs, exclude)
+    if not others:
+        return "no other complete checkpoint is in the run folder; `--resume-from 0` starts the run over"
+    listed = f" (complete checkpoints: epochs {', '.join(map(str, others))})" if len(others) > 1 else ""
+    return (f"the previous complete checkpoint is epoch {others[-1]}{listed}; `--resume-from {others[-1]}` resumes "
+            "from it, `--resume-from 0` starts the run over")
+
+
+def resume_epoch(out, epochs, resume_from=None):
+    """The epoch the existing run folder `out` resumes from, once everything a resume reads has been
+    checked (`check_links`, `read_state`, `check_checkpoint`); `RunError` with one line naming the file,
+    the problem and the other complete checkpoints otherwise.
+
+    `resume_from` (`--resume-from N`): N = 0 starts the run over (its checkpoints are deleted); N > 0
+    resumes from checkpoint N (checked; state.json is pointed at it)."""
+    check_links(out)
+    folder = os.path.join(out, CHECKPOINT_DIR)
+    if resume_from == 0:
+        if os.path.isdir(folder):
+            for name in os.listdir(folder):
+                if name == STATE_FILE or name.startswith(STATE_FILE) or CHECKPOINT_NAME.fullmatch(name) \
+                        or re.fullmatch(r"rng-\d{5,}\.npz", name):
+                    with contextlib.suppress(OSError):
+                        os.remove(os.path.join(folder, name))
+        print(f"--resume-from 0: starting {out} over (its checkpoints deleted)", file=sys.stderr)
+        return 0
+    if resume_from is not None:
+        try:
+            check_checkpoint(out, resume_from)
+        except RunError as e:
+            raise RunError(f"--resume-from {resume_from}: {e}; {resume_hint(out, epochs, (resume_from,))}") from None
+        weights, rng = checkpoint_files(resume_from)
+        write_json(os.path.join(folder, STATE_FILE), {"epoch": resume_from, "weights": weights, "rng": rng})
+        return resume_from
+    state_path = os.path.join(folder, STATE_FILE)
+    try:
+        state = read_state(out, epochs)
+    except RunError as e:
+        raise RunError(f"{e}; {resume_hint(out, epochs)}") from None
+    if state is None:
+        others = complete_checkpoints(out, epochs)
+        if others:
+            raise RunError(f"{state_path}: missing, yet the run folder holds checkpoints; {resume_hint(out, epochs)}")
+        return 0
+    try:
+        if state["epoch"]:
+            check_checkpoint(out, state["epoch"])
+    except RunError as e:
+        raise RunError(f"{e}; {resume_hint(out, epochs, (state['epoch'],))}") from None
+    return state["epoch"]
 
 
 def _state(out):
-    path = os.path.join(out, CHECKPOINT_DIR, "state.json")
-    if not os.path.exists(path):
+    try:
+        return read_state(out)
+    except RunError:
         return None
-    with open(path) as f:
-        return json.load(f)
 
 
 def checkpoint_epoch(out):
+    """The epoch of the complete checkpoint state.json names (0 when there is none or it is unusable)."""
     state = _state(out)
     return int(state["epoch"]) if state else 0
+
+
+def trim_history(out, epoch):
+    """Keeps the header and the first `epoch` rows of `out/history.csv` (Keras' CSVLogger appends the
+    resumed epochs: rows of epochs after the checkpoint resumed from would be counted twice)."""
+    path = os.path.join(out, "history.csv")
+    if not os.path.isfile(path) or not inside(out, path):
+        return
+    with open(path, encoding="utf-8", errors="replace", newline="") as f:
+        lines = f.readlines()
+    if len(lines) > epoch + 1:
+        tmp = path + ".tmp"
+        with open(tmp, "w", encoding="utf-8", newline="") as f:
+            f.writelines(lines[: epoch + 1])
+        os.replace(tmp, path)
 
 
 def _seed_states(model):
@@ -296,20 +600,47 @@ def set_rng_state(model, states):
             torch.cuda.set_rng_state_all(cuda)
 
 
-def restore_checkpoint(model, out):
+def restore_checkpoint(model, out, steps_per_epoch=None, epochs=None):
     """Loads weights and optimizer state saved by `EpochCheckpoint`; returns a
     callback for `fit` that restores the random states just before the first
     training step (after Keras' first symbolic call of the model, which on
-    PyTorch draws from torch's generator)."""
+    PyTorch draws from torch's generator).
+
+    The checkpoint is checked again (`read_state`, `check_checkpoint`) and, given `steps_per_epoch`,
+    its optimizer must have taken the steps of the epochs state.json claims (a run never finishes
+    without training them): `RunError` naming the file otherwise."""
     import keras
     import numpy as np
 
     folder = os.path.join(out, CHECKPOINT_DIR)
-    state = _state(out)
-    model.optimizer.build(model.trainable_variables)
-    model.load_weights(os.path.join(folder, state.get("weights", "model.weights.h5")))
-    with np.load(os.path.join(folder, state.get("rng", "seeds.npz"))) as saved:
-        states = {k: saved[k] for k in saved.files}
+    state = read_state(out, epochs)
+    if state is None:
+        raise RunError(f"{os.path.join(folder, STATE_FILE)}: missing; {resume_hint(out, epochs)}")
+    epoch = state["epoch"]
+    weights, rng = os.path.join(folder, state["weights"]), os.path.join(folder, state["rng"])
+    try:
+        check_checkpoint(out, epoch)
+        model.optimizer.build(model.trainable_variables)
+        try:
+            model.load_weights(weights)
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            raise RunError(f"{weights}: cannot be loaded into this run's model ({reason})") from None
+        try:
+            with np.load(rng) as saved:
+                states = {k: saved[k] for k in saved.files}
+        except (OSError, ValueError, EOFError) as e:
+            raise RunError(f"{rng}: cannot be read ({e})") from None
+        if steps_per_epoch:
+            done = int(keras.ops.convert_to_numpy(model.optimizer.iterations))
+            expected = epoch * steps_per_epoch
+            # Loss scaling (float16) does not count the steps it skips (non-finite gradients).
+            skips = isinstance(model.optimizer, keras.optimizers.LossScaleOptimizer)
+            if done > expected or (done < expected and not (skips and done > expected - steps_per_epoch)):
+                raise RunError(f"{weights}: holds the optimizer state of {done} training steps, not the {expected} "
+                               f"of the {epoch} epoch(s) {os.path.join(folder, STATE_FILE)} claims")
+    except RunError as e:
+        raise RunError(f"{e}; {resume_hint(out, epochs, (epoch,))}") from None
     set_rng_state(model, states)
 
     class RestoreRandomState(keras.callbacks.Callback):
@@ -335,23 +666,29 @@ def checkpoint_bytes(model):
 
 def write_checkpoint(model, out, epoch):
     """Writes checkpoint `epoch` (weights + optimizer, RNG states), then points
-    state.json at it, then deletes the previous one. A full disk or an
+    state.json at it; the current one is kept as the previous, older ones are deleted first. A full disk or an
     unwritable folder raises `RunError` naming the folder (the previous
     checkpoint stays whole)."""
     import numpy as np
 
     folder = os.path.join(out, CHECKPOINT_DIR)
-    weights, rng = f"model-{epoch:05d}.weights.h5", f"rng-{epoch:05d}.npz"
+    weights, rng = checkpoint_files(epoch)
     try:
         os.makedirs(folder, exist_ok=True)
+        previous = _state(out)
+        keep = {epoch} | ({previous["epoch"]} if previous else set())
+        for name in os.listdir(folder):  # the checkpoint before the current one: room for the new one
+            match = CHECKPOINT_NAME.fullmatch(name) or re.fullmatch(r"rng-(\d{5,})\.npz", name)
+            if match and int(match.group(1)) not in keep:
+                with contextlib.suppress(OSError):
+                    os.remove(os.path.join(folder, name))
         needed, free = checkpoint_bytes(model), shutil.disk_usage(folder).free
         if free < needed:
             raise OSError(28, f"{free / 1e6:.1f} MB free, the checkpoint needs about {needed / 1e6:.1f} MB")
-        previous = _state(out)
         model.save_weights(os.path.join(folder, weights))
         with open(os.path.join(folder, rng), "wb") as f:
             np.savez(f, **rng_state(model))
-        write_json(os.path.join(folder, "state.json"), {"epoch": epoch, "weights": weights, "rng": rng})
+        write_json(os.path.join(folder, STATE_FILE), {"epoch": epoch, "weights": weights, "rng": rng})
     except OSError as e:
         for name in (weights, rng):
             with contextlib.suppress(OSError):
@@ -362,10 +699,6 @@ def write_checkpoint(model, out, epoch):
         kept = checkpoint_epoch(out)
         kept = f"the previous checkpoint (epoch {kept}) is intact" if kept else "no earlier checkpoint"
         raise RunError(f"cannot write the checkpoint of epoch {epoch} in {folder} ({reason}); {kept}") from None
-    for name in (previous or {}).get("weights"), (previous or {}).get("rng"):
-        if name and name not in (weights, rng):
-            with contextlib.suppress(OSError):
-                os.remove(os.path.join(folder, name))
 
 
 def epoch_checkpoint(out):

@@ -13,6 +13,7 @@ Example:
 
 import argparse
 import contextlib
+import errno
 import os
 import shutil
 import sys
@@ -99,6 +100,9 @@ def check_args(parser, args):
         parser.error(f"--ngram must be >= 1, got {args.ngram}")
     if not os.path.isfile(args.vocab_file):
         parser.error(f"--vocab_file not found: {args.vocab_file}")
+    common.check_vocabulary(parser, "--vocab_file", args.vocab_file)
+    if args.max_line_chars < 1:
+        parser.error(f"--max_line_chars must be >= 1, got {args.max_line_chars}")
     for flag in ("phrases_file", "entities_file"):
         path = getattr(args, flag)
         if path and not os.path.isfile(path):
@@ -115,7 +119,7 @@ def check_args(parser, args):
         args.input_files = expand_paths(inputs)
     except (FileNotFoundError, ValueError) as e:
         parser.error(f"--input_file: {e}")
-    common.check_corpus(parser, args.input_files, "--input_file")
+    common.check_corpus(parser, args.input_files, "--input_file", max_line_chars=args.max_line_chars)
     check_outputs(parser, args)
 
 
@@ -203,8 +207,16 @@ def build_in_process(parser, args, start):
     counts = dict.fromkeys(COUNTERS, 0)
     stats = CorpusStats()
     printed = 0
+    def full_or_failed(error, path):  # TensorFlow's write errors as the OSError they are, naming the file
+        code = errno.ENOSPC if isinstance(error, tf.errors.ResourceExhaustedError) else errno.EIO
+        return OSError(code, os.strerror(code) if code == errno.ENOSPC else (error.message or type(error).__name__),
+                       path)
+
     try:
-        writers = [tf.io.TFRecordWriter(path) for path in partial]
+        try:
+            writers = [tf.io.TFRecordWriter(path) for path in partial]
+        except tf.errors.OpError as e:
+            raise full_or_failed(e, os.path.dirname(os.path.abspath(partial[0]))) from None
         try:
             for index, path in enumerate(args.input_files):
                 result = builder.build(index, path)
@@ -218,10 +230,19 @@ def build_in_process(parser, args, start):
                     print(describe_record(record, builder.vocabulary), end="")
                     printed += 1
                 for i, record in enumerate(result.records, start=counts["instances"] - result.instances):
-                    writers[i % len(writers)].write(record)
+                    try:
+                        writers[i % len(writers)].write(record)
+                    except tf.errors.OpError as e:
+                        raise full_or_failed(e, partial[i % len(writers)]) from None
         finally:
-            for writer in writers:
-                writer.close()
+            closing = None
+            for writer, path in zip(writers, partial):
+                try:
+                    writer.close()
+                except tf.errors.OpError as e:  # the last buffered records are written here
+                    closing = closing or full_or_failed(e, path)
+            if closing is not None and sys.exc_info()[0] is None:
+                raise closing
         print(f"*** Read corpus: {stats} ***")
         for issue in stats.issues[:10]:
             print(f"skipped {issue}")
@@ -325,8 +346,9 @@ def main(argv=None):
         except common.Interrupted as e:
             print(f"create_pretraining_data: stopped by {e.name}; no output file was written", file=sys.stderr)
             return common.interrupted_exit_code(e)
-        except OSError as e:
-            print(f"create_pretraining_data: error: {e}", file=sys.stderr)
+        except OSError as e:  # a full disk, a folder made read-only after the checks: one line, outputs untouched
+            problem = f"{e.filename}: {common.os_error_reason(e)}" if e.filename else common.os_error_reason(e)
+            print(f"create_pretraining_data: error: {problem}; no output file was written or replaced", file=sys.stderr)
             return 1
 
 

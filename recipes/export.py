@@ -21,15 +21,19 @@ line naming the file and the problem and exits with status 2.
 """
 
 import argparse
+import contextlib
 import os
+import shutil
 import sys
+
+from recipes import common
 
 TARGETS = ("huggingface", "bilm", "tfhub", "savedmodel")
 
 
 def build_parser():
     parser = argparse.ArgumentParser(prog="python -m recipes.export", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+                                     formatter_class=common.HelpFormatter)
     parser.add_argument("--from", dest="source", required=True,
                         help="a pretraining run folder, a .keras file, or a published release in any format "
                              "keras_pretrain.convert.load reads")
@@ -68,12 +72,31 @@ def read_source(parser, source, pretrainer):
         parser.exit(2, f"recipes.export: error: --from {source}: {e}\n")
 
 
+def remove_partial(out, created):
+    """Removes what a failed export wrote: the folder it created, or the files it wrote into the empty one."""
+    if created:
+        shutil.rmtree(out, ignore_errors=True)
+        return
+    for name in os.listdir(out) if os.path.isdir(out) and not os.path.islink(out) else ():
+        path = os.path.join(out, name)
+        with contextlib.suppress(OSError):
+            shutil.rmtree(path) if os.path.isdir(path) and not os.path.islink(path) else os.remove(path)
+
+
 def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
     if os.path.exists(args.out) and (os.path.islink(args.out) or not os.path.isdir(args.out) or os.listdir(args.out)):
         parser.exit(2, f"recipes.export: error: --out {args.out}: exists and is not an empty folder "
                        "(nothing was written)\n")
+    existing = os.path.abspath(args.out)  # writable? checked before the (slow) reading of --from
+    while not os.path.lexists(existing):
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing) or not os.access(existing, os.W_OK | os.X_OK):
+        problem = "is a file" if not os.path.isdir(existing) else "is read-only or not permitted"
+        parser.exit(2, f"recipes.export: error: --out {args.out}: cannot be created ({existing} {problem}; "
+                       "nothing was written)\n")
+    created = not os.path.exists(args.out)
     model, tokenizer = read_source(parser, args.source, args.pretrainer)
 
     from keras_pretrain import convert
@@ -98,6 +121,11 @@ def main(argv=None):
             export_serving(model, args.out, tokenizer=tokenizer, seq_length=args.seq_length)
     except (ExportError, ConfigError) as e:
         parser.exit(2, f"recipes.export: error: {e}\n")
+    except OSError as e:  # a full disk: one line; the half-written export is removed, --from is untouched
+        remove_partial(args.out, created)
+        where = f"{e.filename}: " if getattr(e, "filename", None) else ""
+        parser.exit(1, f"recipes.export: error: --out {args.out}: {where}{common.os_error_reason(e)}; the partial "
+                       "export was removed (nothing else was written)\n")
     print(f"{args.target} export written: {args.out}", flush=True)
     return 0
 

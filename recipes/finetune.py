@@ -88,14 +88,24 @@ def load_pretrained(parser, source, lowercase=None):
     import hub_modules
     from keras_pretrain import families
 
+    from keras_pretrain.errors import KerasPretrainError
+
     families.import_all()
     if os.path.exists(os.path.join(source, "metadata.json")):
-        model = hub_modules.loading.load_model(source)
-        _, metadata = hub_modules.read_metadata(source)
-        tokenizer = hub_modules.load_tokenizer(source, lowercase) if metadata.get("tokenizer") else None
+        if not os.path.isfile(os.path.join(source, "model.keras")):  # before reading anything of it
+            parser.error(f"--from: {os.path.join(source, 'model.keras')}: missing; {source!r} is not a whole module "
+                         "folder (hub_modules.export writes metadata.json and model.keras)")
+        try:
+            model = hub_modules.loading.load_model(source)
+            _, metadata = hub_modules.read_metadata(source)
+            tokenizer = hub_modules.load_tokenizer(source, lowercase) if metadata.get("tokenizer") else None
+        except KerasPretrainError as e:
+            parser.error(f"--from: {e}")
         return metadata["family"], getattr(model, "backbone", model), tokenizer
     model_path = os.path.join(source, "pretrainer.keras")
     run_path = os.path.join(source, common.RUN_FILE)
+    if os.path.exists(model_path) and os.path.exists(os.path.join(source, "vocab.txt")):  # before the model loads
+        common.check_vocabulary(parser, "--from", os.path.join(source, "vocab.txt"))
     if not os.path.exists(model_path):
         return load_release(parser, source, lowercase)
     config = {}
@@ -147,6 +157,7 @@ def run_tokenizer(parser, source, family, lowercase, stated=(None, None)):
     vocab = os.path.join(source, "vocab.txt")
     if not os.path.exists(vocab):
         parser.error(f"--from: {source!r} has no vocab.txt")
+    common.check_vocabulary(parser, "--from", vocab)
     from keras_pretrain.casing import choose_lowercase
 
     lowercase = choose_lowercase(vocab, lowercase, stated=stated[0], stated_by=stated[1], vocab=vocab)
@@ -283,21 +294,19 @@ def output_folder(parser, args):
     ours = any(os.path.exists(os.path.join(args.source, n)) for n in ("pretrainer.keras", "metadata.json"))
     runs = args.source if ours else "runs"  # a published release's folder is left as it is
     out = args.out or os.path.join(runs, f"finetune-{args.task}-{time.strftime('%Y%m%d-%H%M%S')}")
-    if os.path.exists(out) and (not os.path.isdir(out) or os.listdir(out)):
+    if os.path.lexists(out) and not os.path.isdir(out):
+        parser.error(f"--out: {out!r} is a file, not a folder; choose a new folder (nothing is overwritten)")
+    if os.path.exists(out) and os.listdir(out):
         parser.error(f"--out: {out!r} already holds files; choose a new folder (nothing is overwritten)")
+    # Writable? Checked now, without creating anything: the folder is made when the results are written.
+    existing = os.path.abspath(out)
+    while not os.path.lexists(existing):
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):
+        parser.error(f"--out: {existing!r} is a file, not a folder; cannot create {out!r}")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        parser.error(f"--out: cannot write in {existing!r} (read-only or not permitted); choose another folder")
     return out
-
-
-def split_validation(data, seed, fraction):
-    """Holds `fraction` of the training examples out for validation when no validation set is given."""
-    import numpy as np
-
-    if data.valid is not None:
-        return
-    order = np.random.default_rng(seed).permutation(len(data.train))
-    split = max(1, int(len(data.train) * fraction))
-    data.valid = [data.train[i] for i in order[:split]]
-    data.train = [data.train[i] for i in order[split:]]
 
 
 def write_features_only(parser, family, tokenizer, data, seq_length, out):
@@ -317,7 +326,29 @@ def write_features_only(parser, family, tokenizer, data, seq_length, out):
     return {"features": counts, "style": style, "seq_length": seq_length}
 
 
+def save_model(model, path):
+    """`model.save(path)` through a temporary name: a failed save (a full disk) leaves no half-written file."""
+    partial = os.path.join(os.path.dirname(path), ".partial-" + os.path.basename(path))
+    try:
+        model.save(partial)
+        os.replace(partial, path)
+    finally:
+        if os.path.lexists(partial):
+            os.remove(partial)
+
+
 def main(argv=None):
+    """Runs the recipe; exit codes: 2 bad arguments or input, 1 a file that cannot be written (a full disk:
+    one line naming it; the files already written are whole)."""
+    try:
+        return _main(argv)
+    except OSError as e:
+        where = f"{e.filename}: " if getattr(e, "filename", None) else ""
+        print(f"finetune: error: {where}{common.os_error_reason(e)}; the files written before are whole", file=sys.stderr)
+        raise SystemExit(1) from None
+
+
+def _main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
     check_arguments(parser, args)
@@ -351,7 +382,7 @@ def main(argv=None):
         summary = write_features_only(parser, family, tokenizer, data, seq_length, out)
         common.write_json(os.path.join(out, "summary.json"), {"family": family, "task": args.task, **summary})
         return summary
-    split_validation(data, args.seed, args.validation_fraction)
+    finetune_data.split_validation(data, args.seed, args.validation_fraction)
     if data.problem_type == finetune_data.CHOICE and not hasattr(preprocessor(family, tokenizer), "encode_choices"):
         parser.error(f"--task {args.task}: {family} has no multiple-choice task")
     text = preprocessor(family, tokenizer)
@@ -402,7 +433,7 @@ def main(argv=None):
         summary["submission"] = write_test_predictions(model, data, text, style, family, tokenizer, seq_length,
                                                        special, args, out)
     summary["keras_takes_strings"] = attach_keras_preprocessor(model, family, tokenizer, seq_length)
-    model.save(keras_path)
+    save_model(model, keras_path)
     summary["serving"] = None if args.no_export else export_task(model, out, family, tokenizer, data, seq_length,
                                                                  args.threshold)
     common.write_json(os.path.join(out, "summary.json"), summary)

@@ -61,7 +61,7 @@ def build_parser():
     parser.add_argument("--seq-length", type=int, default=64, help="tokens per training instance ([CLS] and [SEP] included)")
     parser.add_argument("--max-predictions", type=int, default=10, help="at most this many masked positions per instance")
     parser.add_argument("--batch-size", type=int, default=32, help="global batch size (split over the replicas of --distribution)")
-    parser.add_argument("--steps", type=int, default=None, help=f"total training steps, rounded to whole epochs (default: {families.get('albert').steps} for the tiny ALBERT demo configuration, else 1000)")
+    parser.add_argument("--steps", type=int, default=None, help=f"total training steps, rounded down to whole epochs of --steps-per-epoch (fewer: one epoch of exactly --steps) (default: {families.get('albert').steps} for the tiny ALBERT demo configuration, else 1000)")
     parser.add_argument("--epochs", type=int, default=None, help="train for this many epochs of --steps-per-epoch instead of --steps")
     parser.add_argument("--steps-per-epoch", type=int, default=100, help="steps between checkpoints, logs and plot points")
     parser.add_argument("--learning-rate", type=float, default=None, help="peak learning rate (default: the family's demo rate, 1e-3 for ALBERT, else 2e-3)")
@@ -73,6 +73,7 @@ def build_parser():
     parser.add_argument("--distribution", default="auto", choices=["auto", "none", "mirrored", "multi_worker", "tpu", "data_parallel", "model_parallel", "ddp"], help="auto: TPU (TPU_NAME), all GPUs / JAX devices, or DDP under torchrun (multi_worker only when named: it reads TF_CONFIG); see keras_pretrain.distribute")
     parser.add_argument("--seed", type=int, default=0, help="seeds the data (instances, masks, order) and the weights")
     parser.add_argument("--out", default=None, help="output folder (default: runs/<model>-<time>); a new folder, or the folder of an interrupted run with the same settings to resume it")
+    parser.add_argument("--resume-from", type=int, default=None, help="an interrupted run (--out): resume from the checkpoint of this epoch instead of the one checkpoint/state.json names (the newest, or the one before it, is kept); 0 starts the run over (default: the one state.json names)")
     parser.add_argument("--verbose", type=int, default=1, help="Keras progress bar: 0 silent, 1 bar, 2 one line per epoch")
     parser.add_argument("--no-export", action="store_true", help="skip the TF-Hub-style module export")
     parser.add_argument("--fill-mask", nargs="*", default=DEMO_SENTENCES, help="sentences with [MASK] to complete with the exported module at the end")
@@ -110,6 +111,8 @@ def check_args(parser, args):
         parser.error(f"--lexicon: no such file {args.lexicon!r}")
     if args.vocab is not None and not os.path.isfile(args.vocab):
         parser.error(f"--vocab: no such file {args.vocab!r}")
+    if args.vocab is not None and families.get(args.model).vocabulary.name == "wordpiece":
+        common.check_vocabulary(parser, "--vocab", args.vocab)
     for name in ("steps", "batch_size", "seq_length", "max_predictions", "steps_per_epoch", "epochs",
                  "vocab_size", "dupe_factor", "eval_batches"):
         value = getattr(args, name)
@@ -121,6 +124,8 @@ def check_args(parser, args):
         parser.error(f"--dropout must be in [0, 1), got {args.dropout}")
     if args.learning_rate is not None and not args.learning_rate > 0:
         parser.error(f"--learning-rate must be positive, got {args.learning_rate}")
+    if args.resume_from is not None and args.resume_from < 0:
+        parser.error(f"--resume-from must be 0 (start over) or an epoch, got {args.resume_from}")
     for problem in pretraining.check(args.model, settings_of(args)):
         parser.error(problem)
     check_preset(parser, args)
@@ -132,6 +137,11 @@ def check_args(parser, args):
         args.dropout = family.dropout
     if args.steps is None:
         args.steps = 1000 if args.preset else family.steps
+    if args.epochs is None and args.steps < args.steps_per_epoch:
+        args.steps_per_epoch = args.steps  # one epoch of exactly --steps, not one of --steps-per-epoch
+    elif args.epochs is None and args.steps % args.steps_per_epoch:
+        print(f"--steps {args.steps}: rounded down to whole epochs of --steps-per-epoch {args.steps_per_epoch}: "
+              f"{total_epochs(args)} epochs = {total_epochs(args) * args.steps_per_epoch} steps")
     if args.out is None:
         args.out = os.path.join("runs", f"{args.model}-{time.strftime('%Y%m%d-%H%M%S')}")
     return paths
@@ -160,6 +170,11 @@ def check_preset(parser, args):
         parser.error(f"--seq-length {args.seq_length} exceeds the {limit} positions of {source}")
 
 
+def total_epochs(args):
+    """The epochs the run trains (of `args.steps_per_epoch` steps each)."""
+    return args.epochs or max(1, args.steps // args.steps_per_epoch)
+
+
 def settings_of(args):
     """The library's `PretrainingSettings` from the parsed arguments."""
     return pretraining.PretrainingSettings(**{name: getattr(args, name) for name in pretraining.PretrainingSettings.names()
@@ -168,7 +183,7 @@ def settings_of(args):
 
 def run_config(args):
     """The settings that must match for a run to be resumed."""
-    config = {k: v for k, v in vars(args).items() if k not in ("out", "verbose")}
+    config = {k: v for k, v in vars(args).items() if k not in ("out", "verbose", "resume_from")}
     return json.loads(json.dumps(config))
 
 
@@ -222,11 +237,29 @@ def setup(parser, args):
     if args.batch_size % dist.num_replicas:
         parser.error(f"--batch-size {args.batch_size} (global) must divide by the {dist.num_replicas} replicas of {dist.name}")
     if dist.is_chief:
-        start_epoch = common.prepare_output(parser, args.out, run_config(args))
+        start_epoch = common.prepare_output(parser, args.out, run_config(args), epochs=total_epochs(args),
+                                            resume_from=args.resume_from)
     else:  # other workers only read the chief's folder (resume) and write nothing of their own
         os.makedirs(args.out, exist_ok=True)
-        start_epoch = common.checkpoint_epoch(args.out)
+        start_epoch = args.resume_from if args.resume_from is not None else common.checkpoint_epoch(args.out)
     return dist, start_epoch
+
+
+def saved_before(out, evaluated, metric):
+    """The scores before training that the interrupted run saved (`before.json`), else (missing or
+    damaged: said in one line) the ones just evaluated, which the same seed makes equal."""
+    path = os.path.join(out, "before.json")
+    try:
+        saved = common.read_json_object(out, path)
+        if all(isinstance(saved.get(k), (int, float)) for k in (metric, "loss")):
+            return saved
+        problem = f"lacks the {metric} or loss score"
+    except common.RunError as e:
+        if not common.inside(out, path):
+            raise
+        problem = str(e).removeprefix(f"{path}: ")
+    print(f"{path}: {problem}; using the scores just evaluated (the same seed gives the same)", file=sys.stderr)
+    return evaluated
 
 
 def run(args, paths, dist, start_epoch):
@@ -250,8 +283,9 @@ def run(args, paths, dist, start_epoch):
         print(f"corpus: {job.stats}")
     print(f"data ready in {time.time() - started:.0f}s")
 
-    epochs = args.epochs or max(1, args.steps // args.steps_per_epoch)
+    epochs = total_epochs(args)
     total_steps = epochs * args.steps_per_epoch
+    print(f"training: {epochs} epoch(s) x {args.steps_per_epoch} steps = {total_steps} steps")
     with dist.scope():
         pretrainer.compile(optimizer=make_optimizer(args.optimizer, args.learning_rate, total_steps))
     print(f"model: {pretrainer.backbone.count_params():,} backbone parameters")
@@ -260,9 +294,11 @@ def run(args, paths, dist, start_epoch):
         metric = metric.split("_", 1)[-1]
     resume = []
     if start_epoch:
-        resume = [common.restore_checkpoint(pretrainer, args.out)]
+        resume = [common.restore_checkpoint(pretrainer, args.out, args.steps_per_epoch, epochs)]
         print(f"resuming {args.out} at epoch {start_epoch}/{epochs} (step {start_epoch * args.steps_per_epoch})")
-        before = json.load(open(os.path.join(args.out, "before.json")))
+        before = saved_before(args.out, before, metric)
+        if dist.is_chief:
+            common.trim_history(args.out, start_epoch)
     elif dist.is_chief:
         common.write_json(os.path.join(args.out, "before.json"), before)
     if hasattr(dist, "prepare"):  # torch DDP: same weights on every rank, averaged gradients
