@@ -111,7 +111,7 @@ def check_args(parser, args):
         parser.error(f"--lexicon: no such file {args.lexicon!r}")
     if args.vocab is not None and not os.path.isfile(args.vocab):
         parser.error(f"--vocab: no such file {args.vocab!r}")
-    if args.vocab is not None and families.get(args.model).vocabulary.name == "wordpiece":
+    if args.vocab is not None and families.get(args.model).vocabulary is families.WORDPIECE:
         common.check_vocabulary(parser, "--vocab", args.vocab)
     for name in ("steps", "batch_size", "seq_length", "max_predictions", "steps_per_epoch", "epochs",
                  "vocab_size", "dupe_factor", "eval_batches"):

@@ -211,14 +211,14 @@ def safe_extract(archive, folder, max_extract_bytes=None):
 def member_names(path):
     """The file names inside an archive, read from its index (nothing extracted); CheckpointFormatError
     naming the archive when it cannot be read."""
-    kind = "zip" if is_zip(path) else "tar"  # a damaged .zip is reported as a zip, not as a tar it never was
+    zipped = is_zip(path)  # a damaged .zip is reported as a zip, not as a tar it never was
     try:
-        if kind == "zip":
+        if zipped:
             with zipfile.ZipFile(path) as archive:
                 return archive.namelist()
         with tarfile.open(path) as archive:
             return [member.name for member in archive]
     except _READ_ERRORS as e:
         raise CheckpointFormatError(
-            f"{path}: unreadable {kind} archive, truncated or corrupt ({type(e).__name__}: {e})."
+            f"{path}: unreadable {'zip' if zipped else 'tar'} archive, truncated or corrupt ({type(e).__name__}: {e})."
         ) from None

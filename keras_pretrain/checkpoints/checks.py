@@ -50,6 +50,20 @@ def _first_line(error):
     return text.splitlines()[0][:200] if text else ""
 
 
+def read_json(path):
+    """Reads a JSON config file, raising `ConfigError` naming the file."""
+    if not os.path.exists(path):
+        raise ConfigError(f"{path}: file not found.")
+    try:
+        with open(path, encoding="utf-8") as f:
+            config = json.load(f)
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ConfigError(f"{path}: not valid JSON ({e}).") from None
+    if not isinstance(config, dict):
+        raise ConfigError(f"{path}: expected a JSON object, found {type(config).__name__}.")
+    return config
+
+
 def count_blocks(names, pattern):
     """The sorted distinct block numbers that `pattern` (a regex with one group) finds in `names`."""
     expression = re.compile(pattern)
@@ -260,7 +274,7 @@ def no_tokenizer(source, expected):
 def check_finite(name, value, source):
     """A problem line (or None) when the float array `value` holds NaN or Inf values."""
     value = np.asarray(value)
-    if value.dtype.kind not in "fc" or value.size == 0:
+    if not np.issubdtype(value.dtype, np.inexact) or value.size == 0:
         return None
     finite = np.isfinite(value)
     if finite.all():
@@ -275,8 +289,6 @@ def check_hf_folder(folder, spec, checks):
     """A Hugging Face folder's `config.json` against its weights' shapes (the safetensors header), before
     anything is built. `checks(kwargs, config_path, shapes)` gives `(sizes, layers)` or `(sizes, layers,
     unchecked)` of `check_config`; `spec` the family's `HFSpec` (its `config` makes the kwargs)."""
-    from keras_pretrain.checkpoints.huggingface import read_json
-
     config_path = os.path.join(os.fspath(folder), "config.json")
     config = read_json(config_path)
     kwargs = spec.config(config, config_path)

@@ -1,27 +1,13 @@
 """Local Hugging Face model folders (config.json + safetensors / .bin)."""
 
-import json
 import os
 
 import numpy as np
 
+from keras_pretrain.checkpoints.checks import read_json  # noqa: F401 (read here by the converters)
 from keras_pretrain.checkpoints.weights import WeightLoader
 from keras_pretrain.errors import CheckpointFormatError
 from keras_pretrain.errors import ConfigError
-
-
-def read_json(path):
-    """Reads a JSON config file, raising `ConfigError` naming the file."""
-    if not os.path.exists(path):
-        raise ConfigError(f"{path}: file not found.")
-    try:
-        with open(path, encoding="utf-8") as f:
-            config = json.load(f)
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise ConfigError(f"{path}: not valid JSON ({e}).") from None
-    if not isinstance(config, dict):
-        raise ConfigError(f"{path}: expected a JSON object, found {type(config).__name__}.")
-    return config
 
 
 def require(config, keys, source):

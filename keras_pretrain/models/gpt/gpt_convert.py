@@ -420,7 +420,7 @@ def params_headers(folder, shapes_path=None, expected=None):
                 f"{path}: file not found; the release holds ten files params_0.npy ... params_9.npy."
             )
         shape, dtype, _ = npy_header(path)
-        if dtype.kind not in "fiu":
+        if not (np.issubdtype(dtype, np.integer) or np.issubdtype(dtype, np.floating)):
             raise CheckpointFormatError(f"{path}: holds {dtype} values, not numbers.")
         paths.append(path)
         counts.append(int(np.prod(shape, dtype=np.float64)) if shape else 1)
