@@ -14,12 +14,17 @@ text; each tokenizer chooses the steps its reference takes:
 
 `split_digit_comma` is the originals' `encode_pieces` fix for pieces ending
 in "<digit>," (ALBERT keeps the re-encoded piece's "▁", XLNet takes it off
-when the piece had none); `tokenize_tf` runs SentencePiece and the fix.
+when the piece had none); `tokenize_tf` runs SentencePiece and the fix, and,
+with a tokenizer's `special_tokens_in_strings=True`, first cuts the raw text
+at its special tokens (`keras_pretrain.models.special_tokens`) and
+preprocesses and encodes each piece between on its own.
 """
 
 import functools
 import sys
 import unicodedata
+
+from keras_pretrain.models.special_tokens import tokenize_around_special_tokens
 
 # What counts as an accent to remove after NFKD (see the module docstring).
 COMBINING = "combining"  # Python's unicodedata.combining (canonical combining class != 0)
@@ -148,10 +153,13 @@ def _drop_leading_space(sentence_piece, encoded, rows):
     return tf.ragged.boolean_mask(encoded.with_flat_values(flat), encoded.with_flat_values(keep))
 
 
-def tokenize_tf(layer, inputs, drop_space=False):
+def tokenize_tf(layer, inputs, drop_space=False, preprocess=None):
     """A keras-hub `SentencePieceTokenizer._tokenize_tf` with the digit-comma re-split (ALBERT, XLNet).
 
-    `layer`'s text preprocessing has been done; `inputs` are strings, one or a batch.
+    `inputs` are strings, one or a batch. By default `layer`'s text preprocessing has been done (`tokenize`).
+    With `layer.special_tokens_in_strings`, they are the raw text: it is cut at `layer`'s special tokens
+    (`layer._special_ids_in_strings()`, {token: id}), which get their ids, and each piece between is
+    preprocessed (`preprocess`) and encoded on its own, as the original pipeline would that piece alone.
     """
     tf = _tf()
     layer._maybe_initialized_tf()
@@ -159,7 +167,15 @@ def tokenize_tf(layer, inputs, drop_space=False):
     unbatched = inputs.shape.rank == 0
     if unbatched:
         inputs = tf.expand_dims(inputs, 0)
-    tokens = split_digit_comma(layer._sentence_piece, layer._sentence_piece.tokenize(inputs), drop_space)
+
+    def encode(texts):
+        return split_digit_comma(layer._sentence_piece, layer._sentence_piece.tokenize(texts), drop_space)
+
+    if getattr(layer, "special_tokens_in_strings", False):
+        tokens = tokenize_around_special_tokens(tf, inputs, layer._special_ids_in_strings(),
+                                                lambda texts: encode(preprocess(texts)))
+    else:
+        tokens = encode(inputs)
     if layer.sequence_length:
         output_shape = tokens.shape.as_list()
         output_shape[-1] = layer.sequence_length

@@ -23,7 +23,10 @@ Chinese models use BERT's WordPiece vocabulary:
 `keras_pretrain.models.bert.BertTokenizer` (uncased).
 
 Special ids of the published vocabulary: `<pad>`=0, `<unk>`=1, `[CLS]`=2,
-`[SEP]`=3, `[MASK]`=4.
+`[SEP]`=3, `[MASK]`=4. Written in the text they are text, as in the original
+(SentencePiece never matches its control symbols in the input);
+`special_tokens_in_strings=True` reads them as their ids (the text cut at
+each, the pieces between preprocessed and encoded one by one).
 """
 
 import keras
@@ -33,11 +36,15 @@ from keras_pretrain.models.preprocessing import PresetPreprocessorMixin
 from keras_pretrain.models.preprocessing import preprocessing_function
 from keras_pretrain.models.sentencepiece_text import COMBINING
 from keras_pretrain.models.sentencepiece_text import ReloadsSentencePiece
-from keras_pretrain.models.sentencepiece_text import _tf
 from keras_pretrain.models.sentencepiece_text import lower_utf8  # noqa: F401 - re-exported
 from keras_pretrain.models.sentencepiece_text import normalize
 from keras_pretrain.models.sentencepiece_text import python_classes  # noqa: F401 - re-exported
-from keras_pretrain.models.sentencepiece_text import split_digit_comma
+from keras_pretrain.models.sentencepiece_text import split_digit_comma  # noqa: F401 - re-exported
+from keras_pretrain.models.sentencepiece_text import tokenize_tf
+from keras_pretrain.models.special_tokens import present_special_tokens
+
+# The published models' unknown piece (keras-hub's ALBERT tokenizer has no attribute for it).
+UNKNOWN_PIECE = "<unk>"
 
 
 def preprocess_text(inputs, lowercase=True, keep_accents=False):
@@ -64,6 +71,10 @@ class AlbertTokenizer(ReloadsSentencePiece, keras_hub.models.AlbertTokenizer):
         lowercase: bool. Lower-case the text first (`do_lower_case`; True for
             the published models).
         keep_accents: bool. Keep accents (False in the original).
+        special_tokens_in_strings: bool. False (the default): `[CLS]`,
+            `[SEP]`, `[MASK]`, `<pad>`, `<unk>` written in the text are text;
+            True: the text is cut at each (those the model holds), which gets
+            its id, and each piece between is tokenized as it would be alone.
 
     Example:
     ```python
@@ -72,38 +83,35 @@ class AlbertTokenizer(ReloadsSentencePiece, keras_hub.models.AlbertTokenizer):
     ```
     """
 
-    def __init__(self, proto=None, lowercase=True, keep_accents=False, **kwargs):
+    def __init__(self, proto=None, lowercase=True, keep_accents=False, special_tokens_in_strings=False, **kwargs):
         kwargs.setdefault("_allow_python_workflow", False)
         self.lowercase = lowercase
         self.keep_accents = keep_accents
+        self.special_tokens_in_strings = bool(special_tokens_in_strings)
         super().__init__(proto=proto, **kwargs)
 
     def tokenize(self, inputs):
+        if self.special_tokens_in_strings:  # preprocessed piece by piece in `_tokenize_tf`
+            return super().tokenize(inputs)
         return super().tokenize(
             preprocess_text(inputs, self.lowercase, self.keep_accents)
         )
 
     @preprocessing_function
     def _tokenize_tf(self, inputs):
-        tf = _tf()
-        self._maybe_initialized_tf()
-        inputs = tf.convert_to_tensor(inputs)
-        unbatched = inputs.shape.rank == 0
-        if unbatched:
-            inputs = tf.expand_dims(inputs, 0)
-        tokens = split_digit_comma(self._sentence_piece, self._sentence_piece.tokenize(inputs))
-        if self.sequence_length:
-            output_shape = tokens.shape.as_list()
-            output_shape[-1] = self.sequence_length
-            tokens = tokens.to_tensor(shape=output_shape, default_value=self.pad_token_id)
-        if unbatched:
-            tokens = tf.squeeze(tokens, 0)
-        return tokens
+        return tokenize_tf(self, inputs, drop_space=False,
+                           preprocess=lambda x: preprocess_text(x, self.lowercase, self.keep_accents))
+
+    def _special_ids_in_strings(self):
+        """{token: id} of the special tokens `special_tokens_in_strings` reads."""
+        return present_special_tokens(
+            self, [self.cls_token, self.sep_token, self.mask_token, self.pad_token, UNKNOWN_PIECE])
 
     def get_config(self):
         config = super().get_config()
         config.update(
-            {"lowercase": self.lowercase, "keep_accents": self.keep_accents}
+            {"lowercase": self.lowercase, "keep_accents": self.keep_accents,
+             "special_tokens_in_strings": self.special_tokens_in_strings}
         )
         return config
 

@@ -20,6 +20,14 @@ keras-hub / tensorflow-text differ (each of these changes token ids):
   tensorflow-text counts 100 *bytes*, so a 40-character Thai word would be
   [UNK] there.
 
+Literal special tokens in the text (`[CLS]`, `[SEP]`, `[MASK]`, `[PAD]`,
+`[UNK]`) are text, as in the original (`[MASK]` -> `[`, `mask`, `]` when
+uncased). `special_tokens_in_strings=True` reads them as their ids: the raw
+text is cut at each (case-sensitively, before the normalisation, as
+`transformers` does; keras-hub's own option matches after its lower-casing
+would have turned `[MASK]` into `[mask]`) and each piece between is
+tokenized on its own (`keras_pretrain.models.special_tokens`).
+
 The same graph runs eagerly and inside `tf.function` / `tf.data` / the
 exported preprocessor SavedModel, so all of them give the same ids.
 (Characters added to Unicode after Python's `unicodedata` tables may be
@@ -30,14 +38,14 @@ vocabulary.)
 import keras
 import keras_hub
 
-# private API: keras-hub's WordPiece splitting (special tokens kept whole, CJK and punctuation split) has no
-# public form; `_tokenize_tf` below runs it after BERT's own normalisation.
-from keras_hub.src.tokenizers.word_piece_tokenizer import get_special_tokens_pattern
-# private API: as above (the pre-tokenizer of keras-hub's `WordPieceTokenizer`).
+# private API: keras-hub's WordPiece splitting (the pre-tokenizer of its `WordPieceTokenizer`: CJK and
+# punctuation split) has no public form; `_tokenize_tf` below runs it after BERT's own normalisation.
 from keras_hub.src.tokenizers.word_piece_tokenizer import pretokenize
 
 from keras_pretrain.models.preprocessing import PresetPreprocessorMixin
 from keras_pretrain.models.preprocessing import preprocessing_function
+from keras_pretrain.models.special_tokens import present_special_tokens
+from keras_pretrain.models.special_tokens import tokenize_around_special_tokens
 
 try:
     import tensorflow as tf
@@ -80,6 +88,12 @@ class BertTokenizer(keras_hub.models.BertTokenizer):
             accents, `do_lower_case=True`), False for cased ones (keeps both).
         strip_accents: bool or None. None follows `lowercase`, as the
             original `BasicTokenizer`.
+        special_tokens_in_strings: bool. False (the default): `[CLS]`,
+            `[SEP]`, `[MASK]`, ... written in the text are text; True: the
+            text is cut at each special token the vocabulary holds (`[PAD]`,
+            `[UNK]`, `[CLS]`, `[SEP]`, `[MASK]`, and keras-hub's
+            `special_tokens` if given), which gets its id, and the pieces
+            between are tokenized one by one.
 
     Example:
     ```python
@@ -88,7 +102,8 @@ class BertTokenizer(keras_hub.models.BertTokenizer):
     ```
     """
 
-    def __init__(self, vocabulary=None, lowercase=False, strip_accents=None, **kwargs):
+    def __init__(self, vocabulary=None, lowercase=False, strip_accents=None, special_tokens_in_strings=False,
+                 **kwargs):
         if strip_accents is None:
             strip_accents = lowercase
         kwargs.pop("split_on_cjk", None)
@@ -101,6 +116,7 @@ class BertTokenizer(keras_hub.models.BertTokenizer):
             lowercase=False,  # done in `normalize`, the way BERT does it
             strip_accents=strip_accents,
             split_on_cjk=True,
+            special_tokens_in_strings=bool(special_tokens_in_strings),  # saved by keras-hub's `get_config`
             **kwargs,
         )
 
@@ -136,12 +152,10 @@ class BertTokenizer(keras_hub.models.BertTokenizer):
         unbatched = inputs.shape.rank == 0
         if unbatched:
             inputs = tf.expand_dims(inputs, 0)
-        words = self.basic_words(inputs, get_special_tokens_pattern(self._special_tokens_for_splitting()))
-        too_long = tf.strings.length(words.flat_values, unit="UTF8_CHAR") > MAX_INPUT_CHARS_PER_WORD
-        words = words.with_flat_values(
-            tf.where(too_long, self.oov_token, words.flat_values)
-        )
-        tokens = self._fast_word_piece.tokenize(words).merge_dims(-2, -1)
+        if self.special_tokens_in_strings:
+            tokens = tokenize_around_special_tokens(tf, inputs, self._special_ids_in_strings(), self._word_pieces)
+        else:
+            tokens = self._word_pieces(inputs)
         if self.sequence_length:
             output_shape = tokens.shape.as_list()
             output_shape[-1] = self.sequence_length
@@ -149,6 +163,18 @@ class BertTokenizer(keras_hub.models.BertTokenizer):
         if unbatched:
             tokens = tf.squeeze(tokens, 0)
         return tokens
+
+    def _word_pieces(self, inputs):
+        """The WordPiece ids (ragged `[B, (ids)]`) of a 1-D string tensor, special tokens as text."""
+        words = self.basic_words(inputs)
+        too_long = tf.strings.length(words.flat_values, unit="UTF8_CHAR") > MAX_INPUT_CHARS_PER_WORD
+        words = words.with_flat_values(tf.where(too_long, self.oov_token, words.flat_values))
+        return self._fast_word_piece.tokenize(words).merge_dims(-2, -1)
+
+    def _special_ids_in_strings(self):
+        """{token: id} of the special tokens `special_tokens_in_strings` reads."""
+        tokens = [self.pad_token, self.oov_token, self.cls_token, self.sep_token, self.mask_token]
+        return present_special_tokens(self, tokens + list(self._init_special_tokens or []))
 
     def basic_words(self, inputs, special_tokens_pattern=None):
         """The words of the original `BasicTokenizer` (cleaned, lower-cased and accents stripped as the

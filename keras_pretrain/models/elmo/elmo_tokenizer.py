@@ -61,6 +61,13 @@ class ElmoCharacterMapper(PreprocessingLayer):
     bilm-tf reads `sentence.split()`; pre-tokenized text).
     Output: int32 (B, W, max_characters).
 
+    Special tokens: ELMo has no special-token ids (a word is its characters'
+    ids), so there is no `special_tokens_in_strings` option as the other
+    families' tokenizers have. `[MASK]`, `<mask>`, `<pad>`, ... in the text
+    are words like any other; only the words `<S>` and `</S>` get the
+    sentence-boundary patterns, as in bilm-tf and AllenNLP (see
+    `keras_pretrain.text`).
+
     Example:
     ```python
     mapper = ElmoCharacterMapper(sequence_length=16)

@@ -9,8 +9,6 @@ eager, `tf.function`, `tf.data` and the exported SavedModel, runs the same Tenso
 keras-hub's vocabulary tables (`byte2unicode`, `merge_ranks`, `token_to_id_map`) are reused.
 """
 
-import re
-
 import keras
 import keras_hub
 import numpy as np
@@ -19,6 +17,7 @@ from keras_pretrain.models.preprocessing import preprocessing_function
 from keras_pretrain.models.roberta.gpt2_unicode import LETTERS
 from keras_pretrain.models.roberta.gpt2_unicode import NUMBERS
 from keras_pretrain.models.roberta.gpt2_unicode import WHITESPACE
+from keras_pretrain.models.special_tokens import split_at_special_tokens
 
 # GPT-2's pre-tokenizer, `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`, without its
 # lookahead (RE2 has none), in two steps. (1) `PRE_TOKENS`: a run of whitespace is taken together with the letters,
@@ -47,10 +46,8 @@ def pre_tokenize(tf, texts, special_tokens=()):
     """
     texts = tf.strings.unicode_transcode(texts, "UTF-8", "UTF-8", errors="replace")
     if special_tokens:
-        specials = "|".join(re.escape(t) for t in sorted(special_tokens, key=len, reverse=True))
-        segments = tf.strings.split(tf.strings.regex_replace(texts, specials, _END + rb"\0" + _END), _END)
+        segments, special = split_at_special_tokens(tf, texts, special_tokens)
         text = segments.flat_values
-        special = tf.reduce_any(text[:, tf.newaxis] == tf.constant(list(special_tokens))[tf.newaxis, :], axis=1)
     else:
         segments = tf.RaggedTensor.from_tensor(texts[:, tf.newaxis])
         text = segments.flat_values
@@ -167,7 +164,8 @@ class RobertaTokenizer(keras_hub.models.RobertaTokenizer):
     Text is tokenized as text: a literal `<s>`, `</s>`, `<pad>` or `<mask>` in a string becomes its bytes' BPE
     pieces, as GPT-2's encoder and fairseq read it (keras-hub's default makes them special ids, so a user's
     text could inject separators and masks). `special_tokens_in_strings=True` turns that parsing on: the text is
-    cut at each special token, which gets its id, and the pieces between are tokenized one by one.
+    cut at each special token, which gets its id, and the pieces between are tokenized one by one
+    (`keras_pretrain.models.special_tokens`, as BERT's, ALBERT's and XLNet's tokenizers).
 
     Invalid UTF-8 in a string is read as U+FFFD. The classes `\\s`, `\\p{L}`, `\\p{N}` of GPT-2's regex are the
     `regex` package's (2026.11.19, `gpt2_unicode`).

@@ -29,7 +29,10 @@ sentencepiece 0.2.x breaks some of them the other way.
 Literal special tokens in the text (`<cls>`, `<sep>`, `<mask>`, ...) are
 text, as in the original: SentencePiece never matches its control symbols in
 the input (only the model's user-defined symbols, such as the release's
-`<eop>`, as SentencePiece itself does).
+`<eop>`, as SentencePiece itself does). `special_tokens_in_strings=True`
+reads them as their ids: the text is cut at each special token
+(`SPECIAL_TOKENS`, those the model holds), and each piece between is
+preprocessed and encoded on its own.
 
 Special tokens of the published vocabulary: `<unk>`=0, `<s>`=1, `</s>`=2,
 `<cls>`=3, `<sep>`=4, `<pad>`=5, `<mask>`=6, `<eod>`=7, `<eop>`=8.
@@ -46,6 +49,7 @@ from keras_pretrain.models.sentencepiece_text import COMBINING
 from keras_pretrain.models.sentencepiece_text import ReloadsSentencePiece
 from keras_pretrain.models.sentencepiece_text import normalize
 from keras_pretrain.models.sentencepiece_text import tokenize_tf
+from keras_pretrain.models.special_tokens import present_special_tokens
 
 
 def preprocess_text(inputs, lowercase=False):
@@ -66,6 +70,11 @@ class XLNetTokenizer(ReloadsSentencePiece, keras_hub.tokenizers.SentencePieceTok
     Args:
         proto: path to the SentencePiece model or its serialized bytes.
         lowercase: bool. Lower-case first (False for the published cased models).
+        special_tokens_in_strings: bool. False (the default): `<s>`, `</s>`,
+            `<cls>`, `<sep>`, `<pad>`, `<mask>`, `<unk>`, `<eod>`, `<eop>`
+            written in the text are text (as SentencePiece reads them);
+            True: the text is cut at each (those the model holds), which gets
+            its id, and each piece between is tokenized as it would be alone.
 
     Example:
     ```python
@@ -86,9 +95,10 @@ class XLNetTokenizer(ReloadsSentencePiece, keras_hub.tokenizers.SentencePieceTok
         "eop_token": "<eop>",
     }
 
-    def __init__(self, proto=None, lowercase=False, **kwargs):
+    def __init__(self, proto=None, lowercase=False, special_tokens_in_strings=False, **kwargs):
         kwargs.setdefault("_allow_python_workflow", False)
         self.lowercase = lowercase
+        self.special_tokens_in_strings = bool(special_tokens_in_strings)
         for name, token in self.SPECIAL_TOKENS.items():
             setattr(self, name, token)
         super().__init__(proto=proto, **kwargs)
@@ -99,13 +109,20 @@ class XLNetTokenizer(ReloadsSentencePiece, keras_hub.tokenizers.SentencePieceTok
         return vocabulary.index(token) if token in vocabulary else None
 
     def tokenize(self, inputs):
+        if self.special_tokens_in_strings:  # preprocessed piece by piece in `_tokenize_tf`
+            return super().tokenize(inputs)
         return super().tokenize(preprocess_text(inputs, self.lowercase))
 
     @preprocessing_function
     def _tokenize_tf(self, inputs):
-        return tokenize_tf(self, inputs, drop_space=True)
+        return tokenize_tf(self, inputs, drop_space=True, preprocess=lambda x: preprocess_text(x, self.lowercase))
+
+    def _special_ids_in_strings(self):
+        """{token: id} of the special tokens `special_tokens_in_strings` reads."""
+        return present_special_tokens(self, [getattr(self, name) for name in self.SPECIAL_TOKENS])
 
     def get_config(self):
         config = super().get_config()
         config["lowercase"] = self.lowercase
+        config["special_tokens_in_strings"] = self.special_tokens_in_strings
         return config
