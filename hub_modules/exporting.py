@@ -250,8 +250,8 @@ def export_serving(model, path, tokenizer=None, labels=None, pair=False, seq_len
 
 
 def export_qa_serving(model, path, tokenizer, **options):
-    """Writes a span-QA `model`'s serving SavedModel to `path` (`NAME/1`), on any backend (ALBERT's SentencePiece
-    answer-class model for v2.0 too).
+    """Writes a span-QA `model`'s serving SavedModel to `path` (`NAME/1`), on any backend (the answer-class model
+    too: ALBERT's SentencePiece one for v2.0, XLNet's for v1.1 and v2.0).
 
     See `keras_pretrain.export.qa_serving.export_qa_serving` (`options`: `seq_length`, `doc_stride`,
     `max_query_length`, `n_best_size`, `max_answer_length`, `version_2_with_negative`,

@@ -26,7 +26,7 @@ WordPiece families (BERT, ERNIE, DistilBERT, and runs whose vocabulary is WordPi
 SentencePiece models for v1.1 through albert's own `squad_utils` pipeline (`recipes.finetune_squad_albert`: its
 features, its `write_predictions_v1`; served from strings, its character alignment in-graph); XLNet (v1.1, v2.0)
 and ALBERT v2.0 with the authors' answer-class model, features and `write_predictions`
-(`recipes.finetune_squad_beam`; ALBERT's served, XLNet's not yet); RoBERTa's byte-level BPE with the same
+(`recipes.finetune_squad_beam`; both served from strings); RoBERTa's byte-level BPE with the same
 algorithm on its layout (`<s> Q </s></s> D </s>`, one segment, each context word tokenized after a space as
 transformers' SQuAD processor does; the span text decoded from the bytes before `get_final_text`; served from
 strings as the WordPiece families).

@@ -11,9 +11,10 @@ albert `squad_utils.create_v2_model`) with their own features and post-processin
   `--null-score-diff-threshold`).
 
 `raw_results.jsonl` holds, per window, the head's beam (`unique_id`, `start_top_log_probs`, `start_top_index`,
-`end_top_log_probs`, `end_top_index`, `cls_logits`), what those `write_predictions` read. ALBERT v2.0 runs
-write the serving SavedModel `qa/1` (unless `--no-export`; `keras_pretrain.export.qa_serving_sentencepiece`:
-the same answers as `predictions.json`); XLNet runs have none yet (the run says so).
+`end_top_log_probs`, `end_top_index`, `cls_logits`), what those `write_predictions` read. The runs write the
+serving SavedModel `qa/1` (unless `--no-export`; `keras_pretrain.export.qa_serving_sentencepiece`, ALBERT's
+and XLNet's layouts: the same answers as `predictions.json`; XLNet's v2.0 answer is always the best span, its
+`no_answer_score` the `null_odds.json` value to threshold).
 """
 
 import collections
@@ -151,13 +152,10 @@ def main(parser, args, out, family, backbone, tokenizer, seq_length, check_lengt
     print(f"saved: {keras_path}; predictions.json, nbest_predictions.json"
           + (", null_odds.json" if null_odds else "") + f", raw_results.jsonl in {out}")
     serving = None
-    if layout == "albert" and not args.no_export:
+    if not args.no_export:
         from recipes.finetune_squad import export_serving
 
         serving = export_serving(model, out, tokenizer, args, seq_length, version)
-    elif layout == "xlnet":
-        print("no serving SavedModel: XLNet's SQuAD pipeline (xlnet run_squad.py: its packing, alignment and "
-              "beam) is not in-graph yet")
     summary = {"family": family, "task": args.task, "eval": scores, "seq_length": seq_length,
                "train_windows": len(train_features), "predict_windows": len(predict_features),
                "learning_rate": args.learning_rate, "serving": serving, "head": "answer_class"}

@@ -25,9 +25,12 @@ byte-level BPE (`ByteLevelLayout`: `<s> Q </s></s> D </s>`, words after a space,
 bytes), as `recipes.finetune --task squad-*` trains them. ALBERT's SentencePiece models take albert
 `squad_utils`' pipeline (`qa_serving_sentencepiece.SentencePieceLayout`: pieces of the whole context aligned
 to its characters by their LCS, the answer sliced from the raw context; v1.1 the span head, v2.0 the
-answer-class model's beam, `BeamQuestionAnswering`). XLNet (xlnet `run_squad.py`'s packing, `P <sep> Q <sep>
-<cls>`, and beam) is not served yet: `ExportError`. Tokenizing uses tensorflow-text ops: load
-`tensorflow_text` before `tf.saved_model.load`; nothing else is needed.
+answer-class model's beam, `BeamQuestionAnswering`). XLNet takes xlnet-tensorflow `run_squad.py`'s
+(`qa_serving_sentencepiece.XLNetLayout`: the same alignment, its own text preprocessing, `P <sep> Q <sep>
+<cls>` windows with `cls_index`, the answer-class model's beam for v1.1 and v2.0, the answer always the best
+span: v2.0's `no_answer_score` is the smallest `cls_logits`, `null_odds.json`'s value, for the caller to
+threshold). Tokenizing uses tensorflow-text ops: load `tensorflow_text` before `tf.saved_model.load`; nothing
+else is needed.
 """
 
 import functools
@@ -124,27 +127,30 @@ class ByteLevelLayout(WordPieceLayout):
 
 def check_tokenizer(tokenizer):
     """The layout of `tokenizer` (`WordPieceLayout`: our `BertTokenizer`; `ByteLevelLayout`: keras-hub's
-    byte-level BPE, RoBERTa; `qa_serving_sentencepiece.SentencePieceLayout`: ALBERT's SentencePiece) with its
-    special ids in `.ids`; `ExportError` for any other tokenizer (XLNet's included) or a vocabulary without
-    the special tokens."""
+    byte-level BPE, RoBERTa; `qa_serving_sentencepiece.SentencePieceLayout`: ALBERT's SentencePiece;
+    `qa_serving_sentencepiece.XLNetLayout`: XLNet's) with its special ids in `.ids`; `ExportError` for any
+    other tokenizer or a vocabulary without the special tokens."""
     import keras_hub
 
     from keras_pretrain.export import qa_serving_sentencepiece
     from keras_pretrain.models.albert import AlbertTokenizer
     from keras_pretrain.models.bert import BertTokenizer
+    from keras_pretrain.models.xlnet import XLNetTokenizer
 
     if isinstance(tokenizer, BertTokenizer):
         layout = WordPieceLayout(tokenizer)
     elif isinstance(tokenizer, AlbertTokenizer):
         layout = qa_serving_sentencepiece.SentencePieceLayout(tokenizer)
+    elif isinstance(tokenizer, XLNetTokenizer):
+        layout = qa_serving_sentencepiece.XLNetLayout(tokenizer)
     elif isinstance(tokenizer, keras_hub.tokenizers.BytePairTokenizer):
         layout = ByteLevelLayout(tokenizer)
     else:
         raise ExportError(f"question-answering serving: the tokenizer must be a WordPiece BertTokenizer (BERT, "
-                          f"ERNIE, DistilBERT, WordPiece ALBERT), ALBERT's SentencePiece AlbertTokenizer or "
-                          f"RoBERTa's byte-level BPE; got {type(tokenizer).__name__} (XLNet's packing and "
-                          f"alignment, xlnet run_squad.py, are not served yet).")
-    layout.ids = {name: tokenizer.token_to_id(token) for name, token in layout.special}
+                          f"ERNIE, DistilBERT, WordPiece ALBERT), ALBERT's SentencePiece AlbertTokenizer, "
+                          f"XLNet's XLNetTokenizer or RoBERTa's byte-level BPE; got {type(tokenizer).__name__}.")
+    layout.ids = {**getattr(layout, "fixed_ids", {}),
+                  **{name: tokenizer.token_to_id(token) for name, token in layout.special}}
     unknown = getattr(layout, "unknown_id", None)
     missing = [token for (name, token) in layout.special if layout.ids[name] in (None, unknown)]
     if missing:
@@ -158,16 +164,13 @@ def _ragged_ids(tf, ids):
     return tf.cast(ids, tf.int32).with_row_splits_dtype(tf.int64)
 
 
-def _column(tf, rows, value):
-    """A ragged [rows, 1] of `value`."""
-    return tf.RaggedTensor.from_tensor(tf.fill([rows, 1], value))
-
-
 def pack_cls_first(layout, tf, rows, query_rows, window_ids, query_length, length, seq_length):
     """run_squad's window `[CLS] Q [SEP] D [SEP]` (`layout.separators` `[SEP]`s after Q), 0 / `doc_segment`
     segment ids, padded after: (inputs, doc offset [N], `[CLS]` position [N])."""
+    from keras_pretrain.export.qa_serving_sentencepiece import column
+
     ids = layout.ids
-    cls, sep = _column(tf, rows, ids["cls"]), _column(tf, rows, ids["sep"])
+    cls, sep = column(tf, rows, ids["cls"]), column(tf, rows, ids["sep"])
     tokens = tf.concat([cls, query_rows] + [sep] * layout.separators + [window_ids, sep], axis=1)
     offset = query_length + 1 + layout.separators
     total = offset + length + 1
@@ -182,18 +185,19 @@ def pack_cls_first(layout, tf, rows, query_rows, window_ids, query_length, lengt
 
 
 def windows(tf, layout, question, context, seq_length, doc_stride, max_query_length):
-    """run_squad's features of each (question, context), in-graph, in `layout`'s token layout.
+    """run_squad's features of each (question, context), in-graph, in `layout`'s token layout (its `pack`,
+    else `pack_cls_first`).
 
     Returns a dict: `inputs` (token_ids, segment_ids, padding_mask int32 [N, seq_length] for the N windows),
     `example` int32 [N] (the window's row in the batch), `offset` [N] (the first doc position: question
-    length + 2), `length` [N] (doc tokens in the window), `doc_mask` / `max_context` bool [N, seq_length]
-    (a doc token / in its max-context window; none for an example the layout `skip`s), `p_mask` float32
-    [N, seq_length] (0: `[CLS]` and the doc tokens, albert's), `skipped` bool [N], `word` int32 [N,
+    length + 2; XLNet's 0), `length` [N] (doc tokens in the window), `cls_index` [N] (the class token's
+    position), `doc_mask` / `max_context` bool [N, seq_length] (a doc token / in its max-context window; none
+    for an example the layout `skip`s), `p_mask` float32 [N, seq_length] (0: the class token and the doc
+    tokens, the authors'), `skipped` bool [N], `word` int32 [N,
     seq_length] (its word in the context (SentencePiece: its piece), -1 elsewhere), and what the layout's
     `document` adds for its `answers` (WordPiece: the context's `words` with their byte `word_starts`).
     """
     batch = tf.shape(question)[0]
-    ids = layout.ids
     document = layout.document(tf, question, context, max_query_length)
     query, doc, word_of_piece = document.pop("query"), document.pop("doc"), document.pop("unit")
     doc_length = tf.cast(doc.row_lengths(), tf.int32)
@@ -345,9 +349,10 @@ def answers(tf, layout, vocabulary, context, features, window, start, end, ok):
 
 def export_qa_serving(model, path, tokenizer, seq_length=384, doc_stride=128, max_query_length=64, n_best_size=20,
                       max_answer_length=30, version_2_with_negative=False, null_score_diff_threshold=0.0):
-    """Writes the serving SavedModel of a `SpanQuestionAnswering` `model` (ALBERT's answer-class
-    `BeamQuestionAnswering` for v2.0 with its SentencePiece tokenizer; see the module docstring; TF backend:
-    `hub_modules.exporting.export_qa_serving` runs it from any backend). Returns `path`."""
+    """Writes the serving SavedModel of a `SpanQuestionAnswering` `model` (the answer-class
+    `BeamQuestionAnswering`: ALBERT's for v2.0 with its SentencePiece tokenizer, XLNet's for v1.1 and v2.0;
+    see the module docstring; TF backend: `hub_modules.exporting.export_qa_serving` runs it from any backend).
+    Returns `path`."""
     from keras_pretrain.export import contracts
     from keras_pretrain.export.serving import _save
 
@@ -380,12 +385,18 @@ def export_qa_serving(model, path, tokenizer, seq_length=384, doc_stride=128, ma
             from keras_pretrain.export.qa_serving_sentencepiece import beam_best_spans
 
             x["p_mask"] = features["p_mask"]
+            if getattr(layout, "cls_index_input", False):  # XLNet: the class token ends each window
+                x["cls_index"] = features["cls_index"]
             outputs = model(x, training=False)
             window, start, end, score, null = beam_best_spans(tf, outputs, features, max_answer_length, batch,
-                                                              model.start_n_top, model.end_n_top)
+                                                              model.start_n_top, model.end_n_top,
+                                                              layout.last_excluded)
             found = score > float("-inf")
-            result = {"score": tf.cast(score, tf.float32), "no_answer_score": tf.cast(null, tf.float32)}
-            found &= null < null_score_diff_threshold  # albert write_predictions_v2
+            result = {"score": tf.cast(score, tf.float32)}
+            if version_2_with_negative:
+                result["no_answer_score"] = tf.cast(null, tf.float32)
+            if layout.null_threshold:  # albert write_predictions_v2 (xlnet's: always the best span)
+                found &= null < null_score_diff_threshold
         else:
             outputs = model(x, training=False)
             window, start, end, score, null = best_spans(tf, outputs["start_logits"], outputs["end_logits"],
@@ -405,13 +416,19 @@ def export_qa_serving(model, path, tokenizer, seq_length=384, doc_stride=128, ma
 
 def check_model(model, layout, version_2_with_negative):
     """True for the answer-class (beam) head; `ExportError` where the task and the layout do not go together
-    (albert: the span head for v1.1, the answer-class model for v2.0)."""
+    (albert: the span head for v1.1, the answer-class model for v2.0; xlnet: the answer-class model)."""
     from keras_pretrain.tasks import BeamQuestionAnswering
 
     beam = isinstance(model, BeamQuestionAnswering)
     if beam and not getattr(layout, "answer_class", False):
         raise ExportError(f"question-answering serving: the answer-class (beam) head is served with ALBERT's "
-                          f"SentencePiece layout only; got {type(layout.tokenizer).__name__}.")
+                          f"SentencePiece and XLNet's layouts only; got {type(layout.tokenizer).__name__}.")
+    if not getattr(layout, "span_head", True):
+        if not beam:
+            raise ExportError(f"question-answering serving: XLNet's pipeline (xlnet run_squad.py) serves the "
+                              f"answer-class model (BeamQuestionAnswering), v1.1 and v2.0; got "
+                              f"{type(model).__name__}.")
+        return beam
     if getattr(layout, "answer_class", False) and beam != bool(version_2_with_negative):
         raise ExportError("question-answering serving: ALBERT's SentencePiece pipeline (albert squad_utils) "
                           "serves the span head (SpanQuestionAnswering) for SQuAD v1.1 and the answer-class "

@@ -1,5 +1,6 @@
-"""The SentencePiece layout of the question-answering serving SavedModel: albert-tensorflow `squad_utils`'
-features and answers (ALBERT's SentencePiece models), in-graph (`keras_pretrain.export.qa_serving`).
+"""The SentencePiece layouts of the question-answering serving SavedModel: albert-tensorflow `squad_utils`'
+features and answers (ALBERT's SentencePiece models, `SentencePieceLayout`) and xlnet-tensorflow
+`run_squad.py`'s (XLNet, `XLNetLayout`), in-graph (`keras_pretrain.export.qa_serving`).
 
 As the Python pipeline (`keras_pretrain.data.squad_sentencepiece`, `keras_pretrain.squad_predictions_sentencepiece`,
 `keras_pretrain.squad_predictions_beam`):
@@ -25,6 +26,15 @@ window, reversed or longer than `max_answer_length` dropped, the best start + en
 (ties: the earliest window, then beam order), `no_answer_score` the smallest `cls_logits` over the windows
 (1e6 without a window, as theirs), the answer "" when it is at least `null_score_diff_threshold`.
 
+XLNet (`XLNetLayout`, `keras_pretrain.data.squad_xlnet` + `squad_predictions_beam`'s `layout="xlnet"`): the
+same reading and alignment (xlnet's copy of albert's, then ported back), with xlnet's `preprocess_text` ("``"
+and "''" -> '"' too) and `encode_pieces` (the re-split's first piece loses the "▁" the piece did not have);
+windows `P <sep> Q <sep> <cls>` (the doc at offset 0, the `<sep>` / `<cls>` ids the constants 4 / 3, segment
+ids 0 / 1 / 2, 3 for the padding, `cls_index` fed to the model); v1.1 and v2.0 the answer-class beam as above,
+except that a candidate starting or ending on the window's last paragraph piece is dropped (xlnet's
+`>= paragraph_len - 1`) and the answer is always the best span (no threshold; v2.0's `no_answer_score` is the
+null odds, `null_odds.json`'s value).
+
 The per-character `preprocess_text` of the alignment is a table made from Python's `unicodedata` at export
 time (the characters whose `preprocess_text` is not themselves), so the served alignment is the exporting
 Python's.
@@ -37,6 +47,11 @@ import unicodedata
 import numpy as np
 
 SPIECE_UNDERLINE = "\u2581"
+
+
+def column(tf, rows, value):
+    """A ragged [rows, 1] of `value` (a special token's column of packed windows)."""
+    return tf.RaggedTensor.from_tensor(tf.fill([rows, 1], value))
 
 
 @functools.lru_cache(maxsize=4)
@@ -270,6 +285,10 @@ class SentencePieceLayout:
     separators, doc_segment = 1, 1
     special = (("cls", "[CLS]"), ("sep", "[SEP]"))
     answer_class = True  # albert's v2.0 model is served too
+    span_head = True  # and its v1.1 span head (SpanQuestionAnswering)
+    drop_space = False  # albert's `encode_pieces` (`encode_pieces(..., drop_space=...)`)
+    last_excluded = 0  # beam spans reaching the window's last doc piece are kept
+    null_threshold = True  # v2.0: "" when the null odds reach the threshold (write_predictions_v2)
 
     def __init__(self, tokenizer):
         self.tokenizer = tokenizer
@@ -288,11 +307,14 @@ class SentencePieceLayout:
         self.ids["pad"] = 0  # albert pads with id 0
         return self.sentence_piece
 
-    def _pieces(self, tf, text):
+    def preprocess(self, tf, text):
         from keras_pretrain.models.sentencepiece_text import normalize
 
         # albert's preprocess_text always strips the accents (the tokenizer's keep_accents is transformers').
-        return encode_pieces(tf, self.sentence_piece, normalize(text, lowercase=self.lowercase))
+        return normalize(text, lowercase=self.lowercase)
+
+    def _pieces(self, tf, text):
+        return encode_pieces(tf, self.sentence_piece, self.preprocess(tf, text), self.drop_space)
 
     def _ids(self, tf, pieces):
         return pieces.with_flat_values(tf.cast(self.sentence_piece.string_to_id(pieces.flat_values), tf.int32))
@@ -326,8 +348,58 @@ class SentencePieceLayout:
         return tf.where(ok, stripped, ""), tf.where(ok, begin, -1), tf.where(ok, finish, -1)
 
 
-def beam_best_spans(tf, outputs, features, max_answer_length, batch, start_n_top, end_n_top):
-    """albert's `accumulate_predictions_v2` best candidate and null odds from the beam of each window.
+class XLNetLayout(SentencePieceLayout):
+    """xlnet-tensorflow `run_squad.py`'s layout (`keras_pretrain.data.squad_xlnet`): the paragraph first,
+    `P <sep> Q <sep> <cls>`, 0-padded after; segment ids 0 (P and its `<sep>`), 1 (Q and its `<sep>`), 2
+    (`<cls>`), 3 (padding); `p_mask` 0 for P and `<cls>`, `cls_index` the `<cls>` position; the `<sep>` /
+    `<cls>` ids xlnet `data_utils`' constants (4 / 3), as the Python features, not looked up. The text is
+    xlnet's `preprocess_text` ("``" and "''" -> '"' too) and `encode_pieces` (the digit-comma re-split drops
+    the "▁" the first new piece gains); the alignment is albert's (xlnet's copy of it). The answer-class model
+    (`BeamQuestionAnswering`) for v1.1 and v2.0, xlnet's `write_predictions`: a beam span reaching the
+    window's last paragraph piece dropped, the answer always the best span (v2.0's `no_answer_score`, the
+    smallest `cls_logits`, is for the caller's threshold, as `null_odds.json`)."""
+
+    special = ()
+    span_head = False
+    drop_space = True
+    last_excluded = 1  # xlnet: `start >= paragraph_len - 1 or end >= paragraph_len - 1` is dropped
+    null_threshold = False
+    cls_index_input = True  # the model reads `<cls>` at `cls_index` (the recipe's inputs)
+
+    def __init__(self, tokenizer):
+        from keras_pretrain.data.squad_xlnet import CLS_ID
+        from keras_pretrain.data.squad_xlnet import SEP_ID
+
+        super().__init__(tokenizer)
+        self.lowercase = bool(getattr(tokenizer, "lowercase", False))
+        self.fixed_ids = {"cls": CLS_ID, "sep": SEP_ID}
+
+    def preprocess(self, tf, text):
+        from keras_pretrain.models.xlnet.xlnet_tokenizer import preprocess_text
+
+        return preprocess_text(text, self.lowercase)
+
+    def pack(self, tf, rows, query_rows, window_ids, query_length, length, seq_length):
+        """`P <sep> Q <sep> <cls>` (see the class): (inputs, doc offset 0 [N], `cls_index` [N])."""
+        from keras_pretrain.data.squad_xlnet import SEG_ID_CLS
+        from keras_pretrain.data.squad_xlnet import SEG_ID_P
+        from keras_pretrain.data.squad_xlnet import SEG_ID_PAD
+        from keras_pretrain.data.squad_xlnet import SEG_ID_Q
+        sep = column(tf, rows, self.ids["sep"])
+        tokens = tf.concat([window_ids, sep, query_rows, sep, column(tf, rows, self.ids["cls"])], axis=1)
+        cls_index = length + query_length + 2
+        positions = tf.range(seq_length)[None, :]
+        segment_ids = tf.where(positions <= length[:, None], SEG_ID_P,
+                               tf.where(positions < cls_index[:, None], SEG_ID_Q,
+                                        tf.where(positions == cls_index[:, None], SEG_ID_CLS, SEG_ID_PAD)))
+        inputs = {"token_ids": tokens.to_tensor(self.ids["pad"], shape=[None, seq_length]),
+                  "segment_ids": segment_ids, "padding_mask": tf.cast(positions <= cls_index[:, None], tf.int32)}
+        return inputs, tf.zeros_like(length), cls_index
+
+
+def beam_best_spans(tf, outputs, features, max_answer_length, batch, start_n_top, end_n_top, last_excluded=0):
+    """albert's `accumulate_predictions_v2` (xlnet's `write_predictions`, `last_excluded=1`: spans reaching
+    the window's last doc piece dropped) best candidate and null odds from the beam of each window.
 
     Returns (window, start, end positions [B], score float64 [B] (start + end log-prob, -inf: no valid span),
     null odds float64 [B] (the smallest `cls_logits`, 1e6 without a window))."""
@@ -340,7 +412,8 @@ def beam_best_spans(tf, outputs, features, max_answer_length, batch, start_n_top
     doc, max_context = features["doc_mask"], features["max_context"]
     offset, length = features["offset"], features["length"]
     valid = tf.gather(doc, starts, batch_dims=1) & tf.gather(max_context, starts, batch_dims=1)
-    valid &= ends - offset[:, None] < length[:, None]
+    valid &= ends - offset[:, None] < length[:, None] - last_excluded
+    valid &= starts - offset[:, None] < length[:, None] - last_excluded
     valid &= (ends >= starts) & (ends - starts + 1 <= max_answer_length)
     scores = tf.where(valid, start_values + end_values, float("-inf"))
     pick = tf.argmax(scores, axis=-1, output_type=tf.int32)  # the first best, in beam order

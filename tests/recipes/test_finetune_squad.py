@@ -190,7 +190,7 @@ def check_beam_run(out, summary, family, examples, features):
     from keras_pretrain.squad_predictions_beam import write_predictions
 
     assert summary["family"] == family and summary["head"] == "answer_class"
-    assert (summary["serving"] is None) == (family == "xlnet")  # ALBERT v2.0 is served (issue 41 item 5)
+    assert summary["serving"] is not None  # ALBERT v2.0 and XLNet are served (issue 41 item 5)
     assert len(features) == summary["predict_windows"] > len(examples)
     rows = [json.loads(line) for line in open(os.path.join(out, "raw_results.jsonl"), encoding="utf-8")]
     assert [r["unique_id"] for r in rows] == [f.unique_id for f in features]
@@ -204,10 +204,14 @@ def check_beam_run(out, summary, family, examples, features):
         import tensorflow as tf
         import tensorflow_text  # noqa: F401
 
+        assert summary["serving"]["outputs"] == ["answer", "start", "end", "score", "no_answer_score"]
         serve = tf.saved_model.load(os.path.join(out, "qa", "1")).signatures["serving_default"]
         served = serve(question=tf.constant([e.question_text for e in examples]),
                        context=tf.constant([e.paragraph_text for e in examples]))
         assert [a.decode() for a in served["answer"].numpy()] == [predictions[e.qas_id] for e in examples]
+        for e, answer, start, end in zip(examples, served["answer"].numpy(), served["start"].numpy(),
+                                         served["end"].numpy()):
+            assert (e.paragraph_text[start:end] if answer else "") == answer.decode()
         np.testing.assert_allclose(served["no_answer_score"].numpy(), [null_odds[e.qas_id] for e in examples],
                                    rtol=1e-5, atol=1e-5)
     assert json.load(open(os.path.join(out, "null_odds.json"), encoding="utf-8")) == null_odds
