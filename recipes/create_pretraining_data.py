@@ -346,7 +346,10 @@ def main(argv=None):
         except common.Interrupted as e:
             print(f"create_pretraining_data: stopped by {e.name}; no output file was written", file=sys.stderr)
             return common.interrupted_exit_code(e)
-        except OSError as e:  # a full disk, a folder made read-only after the checks: one line, outputs untouched
+        except Exception as e:  # a full disk, a folder made read-only after the checks: one line, outputs untouched
+            e = common.as_os_error(e)  # TensorFlow's TFRecord writer raises its own errors
+            if e is None:
+                raise
             problem = f"{e.filename}: {common.os_error_reason(e)}" if e.filename else common.os_error_reason(e)
             print(f"create_pretraining_data: error: {problem}; no output file was written or replaced", file=sys.stderr)
             return 1

@@ -121,7 +121,10 @@ def main(argv=None):
             export_serving(model, args.out, tokenizer=tokenizer, seq_length=args.seq_length)
     except (ExportError, ConfigError) as e:
         parser.exit(2, f"recipes.export: error: {e}\n")
-    except OSError as e:  # a full disk: one line; the half-written export is removed, --from is untouched
+    except Exception as e:  # a full disk: one line; the half-written export is removed, --from is untouched
+        e = common.as_os_error(e)
+        if e is None:
+            raise
         remove_partial(args.out, created)
         where = f"{e.filename}: " if getattr(e, "filename", None) else ""
         parser.exit(1, f"recipes.export: error: --out {args.out}: {where}{common.os_error_reason(e)}; the partial "

@@ -342,7 +342,10 @@ def main(argv=None):
     one line naming it; the files already written are whole)."""
     try:
         return _main(argv)
-    except OSError as e:
+    except Exception as e:  # an OSError, or TensorFlow's for a SavedModel written on a full disk
+        e = common.as_os_error(e)
+        if e is None:
+            raise
         where = f"{e.filename}: " if getattr(e, "filename", None) else ""
         print(f"finetune: error: {where}{common.os_error_reason(e)}; the files written before are whole", file=sys.stderr)
         raise SystemExit(1) from None

@@ -520,3 +520,62 @@ def test_errors_are_one_line_without_the_usage_block(recipe, capsys):
     assert info.value.code == 2
     assert lines == [f"usage: {parser.prog} --help", f"{parser.prog}: error: {lines[-1].split(': error: ', 1)[1]}"]
     assert parser.format_help().count("\n") > 5  # --help still shows every option
+
+
+# === TensorFlow's own file-system errors (a SavedModel or TFRecord written on a full disk) ===
+
+
+@tf_only
+def test_tensorflow_file_errors_read_as_os_errors():
+    """TensorFlow raises its own errors where Python raises OSError: the recipes read them as one."""
+    import tensorflow as tf
+
+    full = tf.errors.ResourceExhaustedError(None, None, "{{function_node __wrapped__SaveV2}} /out/encoder/variables/"
+                                            "variables_temp/part-0.data; No space left on device [Op:SaveV2]")
+    error = common.as_os_error(full)
+    assert (error.errno, error.strerror, error.filename) == (
+        errno.ENOSPC, "No space left on device", "/out/encoder/variables/variables_temp/part-0.data")
+    locked = common.as_os_error(tf.errors.PermissionDeniedError(None, None, "/out/saved_model.pb.tmp1; Read-only "
+                                                                             "file system"))
+    assert (locked.errno, locked.filename) == (errno.EROFS, "/out/saved_model.pb.tmp1")
+    assert common.as_os_error(tf.errors.InvalidArgumentError(None, None, "shape mismatch")) is None
+    assert common.as_os_error(ValueError("/out/x; No space left on device")) is None
+    plain = OSError(errno.ENOSPC, "No space left on device", "/out/x")
+    assert common.as_os_error(plain) is plain
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 2.5 MB tmpfs (root only, where mounting is allowed; skipped elsewhere)."""
+    folder = tmp_path / "small"
+    folder.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2500k", "tmpfs", str(folder)],
+                                           capture_output=True).returncode != 0:
+        pytest.skip("no tmpfs can be mounted here (needs root and the permission to mount)")
+    yield folder
+    subprocess.run(["umount", str(folder)], check=True)
+
+
+@tf_only
+def test_a_real_full_disk_during_a_savedmodel_export(tmp_path, small_disk, capsys):
+    """A TF-Hub export (model.keras, then the SavedModels) onto a disk that fills during TensorFlow's SaveV2: one
+    line naming the file, exit 1, the partial export removed, the source whole."""
+    from keras_pretrain.models.bert import BertBackbone
+    from keras_pretrain.models.bert import BertPretrainer
+
+    source = tmp_path / "source"
+    source.mkdir()
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + [f"w{i}" for i in range(200)]
+    (source / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
+    backbone = BertBackbone(vocabulary_size=len(vocab), num_layers=2, num_heads=2, hidden_dim=128,
+                            intermediate_dim=512, max_sequence_length=64)
+    BertPretrainer(backbone).save(str(source / "pretrainer.keras"))
+    before = (source / "pretrainer.keras").read_bytes()
+    out = small_disk / "module"
+    code, lines = run_main(export.main, ["--from", str(source), "--to", "tfhub", "--out", str(out)], capsys)
+    errors = [line for line in lines if "error:" in line]  # (the other line: the casing the vocabulary implies)
+    assert code == 1 and len(errors) == 1 and len(lines) <= 2, lines
+    assert f"--out {out}: {out}" in errors[0] and "No space left on device; the partial export was removed" \
+        in errors[0], lines
+    assert os.listdir(small_disk) == []
+    assert (source / "pretrainer.keras").read_bytes() == before
