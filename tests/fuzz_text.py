@@ -148,3 +148,26 @@ def describe(diffs, limit=8):
     for i, text, a, b in diffs[:limit]:
         lines.append(f"  #{i} {text!r}\n    ours {a}\n    orig {b}")
     return "\n".join(lines)
+
+
+def to_lists(ids):
+    """Token ids (a ragged or dense tensor, or nested lists) as lists of Python ints, one per string."""
+    rows = ids.to_list() if hasattr(ids, "to_list") else ids
+    return [[int(i) for i in row] for row in rows]
+
+
+def is_tie(processor, ours, theirs):
+    """The same pieces in another order, spelling the same text: a SentencePiece segmentation of the same score."""
+    return sorted(ours) == sorted(theirs) and processor.decode(ours) == processor.decode(theirs)
+
+
+def assert_sentencepiece_equal(processor, texts, ours, expected, path):
+    """The number of strings whose ids differ; fails on any difference other than an exact score tie, and on a
+    tie too unless the installed sentencepiece is 0.2.x (0.1.99 breaks ties as tensorflow-text does)."""
+    import sentencepiece as spm
+
+    differing = [(i, t, a, b) for i, (t, a, b) in enumerate(zip(texts, ours, expected)) if a != b]
+    ties_allowed = not spm.__version__.startswith("0.1.")
+    unexplained = [d for d in differing if not (ties_allowed and is_tie(processor, d[2], d[3]))]
+    assert not unexplained, f"{path}: " + describe(unexplained)
+    return len(differing)

@@ -39,8 +39,10 @@ from keras_pretrain.models.bert import BertTokenizer
 from tests.fuzz_text import FAST_COUNT
 from tests.fuzz_text import FULL_COUNT
 from tests.fuzz_text import SEED
+from tests.fuzz_text import assert_sentencepiece_equal as assert_equal
 from tests.fuzz_text import describe
 from tests.fuzz_text import fuzz_strings
+from tests.fuzz_text import to_lists
 from tests.originals import albert_reference
 
 pytestmark = pytest.mark.tf_only  # tokenizers and SavedModels are TF-side code (every backend runs this graph)
@@ -107,25 +109,6 @@ def exported(case, tmp_path_factory):
 
 def texts_of(count):
     return [text for _, text in REGRESSIONS] + fuzz_strings(count)
-
-
-def to_lists(ids):
-    rows = ids.to_list() if hasattr(ids, "to_list") else ids
-    return [[int(i) for i in row] for row in rows]
-
-
-def is_tie(processor, ours, theirs):
-    """The same pieces in another order, spelling the same text: a segmentation of the same score."""
-    return sorted(ours) == sorted(theirs) and processor.decode(ours) == processor.decode(theirs)
-
-
-def assert_equal(processor, texts, ours, expected, path):
-    """The number of strings differing (exact ties, with pip sentencepiece 0.2.x); any other difference fails."""
-    differing = [(i, t, a, b) for i, (t, a, b) in enumerate(zip(texts, ours, expected)) if a != b]
-    ties_allowed = not spm.__version__.startswith("0.1.")
-    unexplained = [d for d in differing if not (ties_allowed and is_tie(processor, d[2], d[3]))]
-    assert not unexplained, f"{path}: " + describe(unexplained)
-    return len(differing)
 
 
 def paths_of(path, lowercase, texts, exported=None):

@@ -28,6 +28,7 @@ from tests.fuzz_text import FULL_COUNT
 from tests.fuzz_text import SEED
 from tests.fuzz_text import describe
 from tests.fuzz_text import fuzz_strings
+from tests.fuzz_text import to_lists
 from tests.originals import SPECIALS
 from tests.originals import bert_reference
 from tests.originals import write_vocab
@@ -117,11 +118,6 @@ def exported(case, tmp_path_factory):
 
 def texts_of(count):
     return [text for _, text in REGRESSIONS] + fuzz_strings(count)
-
-
-def to_lists(ids):
-    rows = ids.to_list() if hasattr(ids, "to_list") else ids
-    return [[int(i) for i in row] for row in rows]
 
 
 def diffs(got, expected, texts):

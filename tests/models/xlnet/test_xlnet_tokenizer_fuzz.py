@@ -24,8 +24,9 @@ import pytest
 
 from tests.fuzz_text import FAST_COUNT
 from tests.fuzz_text import FULL_COUNT
-from tests.fuzz_text import describe
+from tests.fuzz_text import assert_sentencepiece_equal as assert_equal
 from tests.fuzz_text import fuzz_strings
+from tests.fuzz_text import to_lists
 
 pytestmark = pytest.mark.tf_only  # tokenizers are TF-side code
 prepro_utils = pytest.importorskip("xlnet.prepro_utils")
@@ -82,24 +83,6 @@ def processor(model_file):
 
 def original(processor, lower):
     return lambda text: prepro_utils.encode_ids(processor, prepro_utils.preprocess_text(text, lower=lower))
-
-
-def to_lists(ids):
-    rows = ids.to_list() if hasattr(ids, "to_list") else ids
-    return [[int(i) for i in row] for row in rows]
-
-
-def is_tie(processor, ours, theirs):
-    """The same pieces in another order, spelling the same text: a segmentation of the same score."""
-    return sorted(ours) == sorted(theirs) and processor.decode(ours) == processor.decode(theirs)
-
-
-def assert_equal(processor, texts, ours, expected, path):
-    differing = [(i, t, a, b) for i, (t, a, b) in enumerate(zip(texts, ours, expected)) if a != b]
-    ties_allowed = not spm.__version__.startswith("0.1.")
-    unexplained = [d for d in differing if not (ties_allowed and is_tie(processor, d[2], d[3]))]
-    assert not unexplained, f"{path}: " + describe(unexplained)
-    return len(differing)
 
 
 def eager_graph_data(tokenizer, texts):
