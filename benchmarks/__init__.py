@@ -9,9 +9,11 @@
 - `benchmarks.profile_step`: where the time of an MLM training step goes.
 - Leaf modules, which import nothing of the package but each other downward: `benchmarks.report` (table
   formatting, RESULTS.md writing), `benchmarks.machine` (CPU flags, machine description, load, backend, peak
-  memory), `benchmarks.fixtures` (shapes, batches, model builders, corpus, vocabularies, TFRecords).
+  memory), `benchmarks.fixtures` (shapes, batches, model builders, corpus, vocabularies, TFRecords),
+  `benchmarks.harness` (issue 45's fair comparison: threads per library, interleaved rotating rounds, paired
+  ratios, equal parameter counts, the torch.compile reference, the quick tier's "no target").
 
-Imports go down: machine <- fixtures; report, machine, fixtures <- bench_* <- cases <- profile_step; run
-imports the leaves and the bench_* reports (the cases run in subprocesses). No cycles
+Imports go down: machine <- fixtures; report, machine <- harness; report, machine, fixtures, harness <- bench_*
+<- cases <- profile_step; run imports the leaves and the bench_* reports (the cases run in subprocesses). No cycles
 (tests/test_benchmark_imports.py).
 """

@@ -1,8 +1,11 @@
 """Dynamic masking throughput: ours (tf.data, vectorized) vs transformers' DataCollatorForLanguageModeling.
 
-Both mask the same token ids (sequences of 128 tokens, 15%, 80/10/10). transformers is timed as the Trainer
-uses it (a list of examples collated per batch), and also on an already padded tensor (`torch_mask_tokens`,
-its masking alone). Also times static instance creation (NSP pairs + token masking) in instances/s.
+Both mask the same token ids (sequences of 128 tokens, 15%, 80/10/10; ours exactly round(15% x length) per
+sequence, capped at 20, transformers a 15% Bernoulli draw per token: the same count on average). Two comparisons
+of the same work (`paired_calls`, timed by `benchmarks.cases.masking` in one process, one thread, interleaved
+rounds): "per_sequence" (per-sequence examples in, masked batches out: ours tf.data vs the collator as the Trainer
+uses it) and "per_batch" (the masking alone on ready batch tensors: ours `DynamicMasking` vs `torch_mask_tokens`).
+Also times static instance creation (NSP pairs + token masking) in instances/s.
 
     python benchmarks/bench_masking.py [--num_sequences 16384] [--batch_size 32]
 """
@@ -84,6 +87,70 @@ def bench_transformers(ids, batch_size, vocab, repeats):
             best = min(best, time.perf_counter() - start)
         results.append(len(ids) / best)
     return results
+
+
+def _hf_collator(vocab):
+    from transformers import BertTokenizerFast, DataCollatorForLanguageModeling
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "vocab.txt")
+        with open(path, "w") as f:
+            f.write("\n".join(vocab) + "\n")
+        tokenizer = BertTokenizerFast(vocab=path)  # transformers 5: `vocab`, not `vocab_file` (see above)
+    assert len(tokenizer) == len(vocab), (len(tokenizer), len(vocab))
+    return DataCollatorForLanguageModeling(tokenizer, mlm_probability=0.15, seed=0)
+
+
+def paired_calls(ids, batch_size, vocab_size):
+    """The two comparisons of `masking_pair`, as {comparison: {side: fn}}; each fn masks every sequence of `ids`
+    once (one epoch) in batches of `batch_size` and returns the number of sequences masked.
+
+    "per_sequence": per-sequence examples in, masked batches out (the input pipeline): ours
+    `tf.data.Dataset.from_tensor_slices` (one element per sequence) -> `batch` -> `DynamicMasking.apply`, iterated;
+    transformers: a list of per-sequence examples (`{"input_ids": [...]}`) -> `DataCollatorForLanguageModeling`
+    per batch (as the Trainer's DataLoader calls it: padding / tensor conversion and masking).
+    "per_batch": the masking alone on ready [batch, T] tensors: ours `DynamicMasking.__call__` (one traced
+    `tf.function` per batch); transformers `collator.torch_mask_tokens` (on a clone, it masks in place)."""
+    import tensorflow as tf
+    import torch
+
+    from keras_pretrain.data.dynamic import DynamicMasking
+
+    masking = DynamicMasking(vocab_size, mask_token_id=4, special_token_ids=[0, 1, 2, 3], max_predictions=20)
+    collator = _hf_collator(_vocab(vocab_size))
+    n = len(ids)
+    features = {"input_ids": ids, "input_mask": np.ones_like(ids), "segment_ids": np.zeros_like(ids)}
+    dataset = masking.apply(tf.data.Dataset.from_tensor_slices(features).batch(batch_size), seed=0)
+    examples = [{"input_ids": row.tolist()} for row in ids]
+    starts = range(0, n, batch_size)
+
+    def ours_pipeline():
+        return sum(int(b["input_ids"].shape[0]) for b in dataset)
+
+    def hf_pipeline():
+        return sum(int(collator(examples[i:i + batch_size])["input_ids"].shape[0]) for i in starts)
+
+    tf_batches = [{k: tf.constant(v[i:i + batch_size]) for k, v in features.items()} for i in starts]
+    mask_fn = tf.function(lambda f, seed: masking(f, seed))
+    torch_batches = [torch.from_numpy(ids[i:i + batch_size].astype("int64")) for i in starts]
+
+    def ours_masking():
+        return sum(int(mask_fn(f, tf.constant(k, tf.int64))["input_ids"].shape[0]) for k, f in enumerate(tf_batches))
+
+    def hf_masking():
+        return sum(int(collator.torch_mask_tokens(t.clone())[0].shape[0]) for t in torch_batches)
+
+    return {"per_sequence": {"ours": ours_pipeline, "transformers": hf_pipeline},
+            "per_batch": {"ours": ours_masking, "transformers": hf_masking}}
+
+
+WHAT = {
+    "per_sequence": ("per-sequence examples in, masked batches out (the input pipeline): ours tf.data "
+                     "from_tensor_slices -> batch -> DynamicMasking.apply vs transformers' "
+                     "DataCollatorForLanguageModeling on lists of per-sequence examples (padding, tensors, masking)"),
+    "per_batch": ("the masking alone on ready [batch, T] tensors: ours DynamicMasking (a tf.function per batch) vs "
+                  "transformers' torch_mask_tokens"),
+}
 
 
 def bench_instances(num_docs, seq_length):

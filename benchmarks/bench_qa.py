@@ -25,7 +25,7 @@ latency and batch-`batch` throughput (questions/s). The serving case needs the T
 Fairness (issue 45): both sides are built first, each runs untimed compiling / warm-up calls, then `rounds` rounds
 each time one call of each side, the order alternating; the ratio is the median of the per-round ratios
 (reference time / ours: > 1 = ours faster) with their min and max. Threads: `threads` per side, set explicitly
-before any framework op (`set_threads`) and printed in the result: the process is pinned to `threads` cores
+before any framework op (`benchmarks.harness.set_threads`, shared by every comparison) and printed in the result: the process is pinned to `threads` cores
 (`sched_setaffinity`, every thread of the process: the one setting JAX 0.10's CPU client obeys; the XLA flags
 `--xla_cpu_multi_thread_eigen` / `intra_op_parallelism_threads` are set too, before JAX is imported, but measured
 here they change nothing: a jitted matmul still ran on both cores), `torch.set_num_threads` /
@@ -34,12 +34,13 @@ here they change nothing: a jitted matmul still ran on both cores), `torch.set_n
 
 import os
 import statistics
-import sys
 import time
 
 import numpy as np
 
 from benchmarks.fixtures import ENCODERS, TINY, Skip, corpus_lines, write_vocab
+from benchmarks.harness import paired, set_threads, step_report, time_steps  # noqa: F401 (paired: re-exported)
+from benchmarks.harness import ratio_text as _ratio
 from benchmarks.machine import keras_backend, peak_rss_mb
 from benchmarks.report import failed, fmt, table
 
@@ -47,88 +48,6 @@ QUESTION_TOKENS = 64  # qa_step: the question's length in the packed pair (run_s
 MAX_ANSWER_LENGTH = 30
 SERVING_NOTE = ("the SavedModel is a TensorFlow program (keras_pretrain.export writes it on the TensorFlow "
                 "backend), so qa_serving runs with KERAS_BACKEND=tensorflow")
-
-
-# --- Threads ---------------------------------------------------------------------------------------------
-
-
-def set_threads(threads):
-    """Gives every library of this process `threads` threads; call it before any framework op.
-
-    Pins every thread of the process (and so every thread created later) to `threads` of its allowed cores,
-    sets the XLA flags before JAX is imported, PyTorch's intra- and inter-op threads and TensorFlow's
-    intra- and inter-op threads. Returns `(settings, restore)`: what was set and what each library reports
-    (printed in the result), and a function restoring the affinity and PyTorch's threads (for `--many`).
-    """
-    threads = int(threads)
-    if threads < 1:
-        raise ValueError(f"threads must be >= 1, got {threads}")
-    settings = {"threads": threads, "imported_before": sorted(m for m in ("jax", "tensorflow", "torch")
-                                                               if m in sys.modules)}
-    allowed = sorted(os.sched_getaffinity(0))
-    cpus = set(allowed[:threads])
-
-    def pin(cores):
-        for tid in os.listdir("/proc/self/task"):
-            try:
-                os.sched_setaffinity(int(tid), cores)
-            except OSError:  # a thread that ended meanwhile
-                pass
-
-    pin(cpus)
-    settings["cpus"] = sorted(cpus)
-    if "jax" not in sys.modules:
-        eigen = "true" if threads > 1 else "false"
-        os.environ["XLA_FLAGS"] = " ".join(filter(None, [os.environ.get("XLA_FLAGS", ""),
-                                                         f"--xla_cpu_multi_thread_eigen={eigen}",
-                                                         f"intra_op_parallelism_threads={threads}"]))
-    settings["xla_flags"] = os.environ.get("XLA_FLAGS", "") if "jax" not in settings["imported_before"] else \
-        "not applied (JAX imported before)"
-    import torch
-
-    torch_before = torch.get_num_threads()
-    torch.set_num_threads(threads)
-    try:
-        torch.set_num_interop_threads(threads)
-    except RuntimeError:  # only once per process, before inter-op work
-        pass
-    settings["torch_threads"] = torch.get_num_threads()
-    settings["torch_interop_threads"] = torch.get_num_interop_threads()
-    import tensorflow as tf
-
-    try:
-        tf.config.threading.set_intra_op_parallelism_threads(threads)
-        tf.config.threading.set_inter_op_parallelism_threads(threads)
-    except RuntimeError:  # the TensorFlow context exists already (an earlier case of --many)
-        pass
-    settings["tf_intra_op_threads"] = tf.config.threading.get_intra_op_parallelism_threads()
-    settings["tf_inter_op_threads"] = tf.config.threading.get_inter_op_parallelism_threads()
-
-    def restore():
-        pin(set(allowed))
-        torch.set_num_threads(torch_before)
-
-    return settings, restore
-
-
-def interleave(calls, rounds):
-    """Times `rounds` rounds of one call of each of `calls` ({name: fn}), the order rotating between rounds.
-
-    Returns {name: [seconds per round]}."""
-    names = list(calls)
-    times = {name: [] for name in names}
-    for r in range(rounds):
-        for name in names[r % len(names):] + names[:r % len(names)]:
-            start = time.perf_counter()
-            calls[name]()
-            times[name].append(time.perf_counter() - start)
-    return times
-
-
-def paired(reference, ours):
-    """{median, min, max} of the per-round ratios reference time / ours time (> 1: ours faster)."""
-    ratios = [r / o for r, o in zip(reference, ours)]
-    return {"median": statistics.median(ratios), "min": min(ratios), "max": max(ratios), "per_round": ratios}
 
 
 def _dims(shape):
@@ -259,27 +178,6 @@ def _qa_step(shape, batch, seq, rounds, settings):
                  "TensorFlow and PyTorch it gets no gradient and Keras skips it")
 
     return time_steps(result, {"ours": ours, "transformers": transformers_}, rounds, batch * seq, notes)
-
-
-def time_steps(result, steps, rounds, tokens, notes):
-    """Times the `steps` (name -> `step()` returning the loss) into `result`: a compiling step and a warm-up
-    step each (untimed; `loss_first`, `first_step_s`), `rounds` interleaved rounds (`times`, `step_s` median,
-    `vs_transformers` paired), one more untimed step (`loss_last`); `tokens` per step for `tokens_per_s`."""
-    for name, step in steps.items():
-        begin = time.perf_counter()
-        result[name]["loss_first"] = step()
-        result[name]["first_step_s"] = time.perf_counter() - begin
-    for step in steps.values():
-        step()
-    times = interleave(steps, rounds)
-    for name, step in steps.items():  # the loss still finite (and falling)
-        result[name].update(times=times[name], step_s=statistics.median(times[name]) if rounds else None,
-                            loss_last=step())
-    result["vs_transformers"] = paired(times["transformers"], times["ours"]) if rounds else None
-    result["tokens_per_s"] = {name: tokens / result[name]["step_s"] for name in steps} if rounds else None
-    result["notes"] = notes
-    result["peak_rss_mb"] = peak_rss_mb()
-    return result
 
 
 # --- (2) Serving: strings in, answers out ------------------------------------------------------------------
@@ -569,45 +467,6 @@ def _same_inputs(model, ours_tok, hf_tok, hf, questions, contexts, seq, doc_stri
 
 
 # --- Report ---------------------------------------------------------------------------------------------
-
-
-def _ratio(p):
-    return f"{p['median']:.2f}x ({p['min']:.2f}-{p['max']:.2f})" if p else "-"
-
-
-def step_report(by, group, prefix, heading, target, digits=2):
-    """(sections, targets) of a fine-tuning step case (`qa_step`, `ner_step`): the table of the results labelled
-    `prefix ...` in `group`, and the target "ours >= 1.2x transformers on the best backend" (where our step is
-    fastest, as `bench_families.report`; every backend's ratio with `digits` decimals) from the base-size runs."""
-    sections, targets = [], []
-    rows, measured, notes = [], {}, {}
-    for (name, label), r in by.items():
-        if name != group or not label.startswith(prefix):
-            continue
-        problem = failed(r)
-        if problem:
-            rows.append([label, problem] + ["-"] * 6)
-            continue
-        o, h, vs = r["ours"], r["transformers"], r["vs_transformers"]
-        rows.append([r["backend"], f"{r['shape']}, batch {r['batch']}, seq {r['seq']}", fmt(o["step_s"], 3),
-                     fmt(h["step_s"], 3), _ratio(vs), f"{fmt(o['params'])} / {fmt(h['params'])}",
-                     r["threads"]["threads"], f"{o['loss_first']:.2f} -> {o['loss_last']:.4f} / "
-                     f"{h['loss_first']:.2f} -> {h['loss_last']:.4f}"])
-        notes.update(dict.fromkeys(r.get("notes", [])))
-        if r["shape"] == "base" and vs:
-            measured[r["backend"]] = (o["step_s"], vs["median"])
-    if rows:
-        sections.append(f"### {heading}; ours and transformers in one process, rounds alternating; ratio = median "
-                        "of per-round transformers / ours (min-max))\n\n"
-                        + table(["backend", "shape", "ours step s", "transformers step s", "ours vs transformers",
-                                 "trainable params (ours / transformers)", "threads per side",
-                                 "loss first -> last (ours / transformers)"], rows)
-                        + ("\n\n" + "\n".join(f"- {note}" for note in notes) if notes else ""))
-    if measured:
-        best = min(measured, key=lambda b: measured[b][0])
-        others = ", ".join(f"{b} {v[1]:.{digits}f}x" for b, v in sorted(measured.items()))
-        targets.append((target, f"{measured[best][1]:.2f}x ({best}); {others}", measured[best][1] >= 1.2))
-    return sections, targets
 
 
 def report(by, quick):

@@ -14,14 +14,15 @@ other positions (the sub-words after a word's first), the same loss (transformer
 labelled tokens, ignore index -100: ours `TokenLoss`). Ours is compiled without metrics (transformers computes
 none).
 
-The fairness machinery (threads per side, interleaved rounds, paired ratios) is `bench_qa`'s, imported.
+The fairness machinery (threads per side, interleaved rounds, paired ratios) is `benchmarks.harness`'s.
 """
 
 import time
 
 import numpy as np
 
-from benchmarks.bench_qa import _dims, _hf_config, _trainable, set_threads, step_report, time_steps
+from benchmarks.bench_qa import _dims, _hf_config, _trainable
+from benchmarks.harness import set_threads, step_report, time_steps
 
 CONLL_LABELS = ("O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC", "B-MISC", "I-MISC")
 IGNORE = -100  # transformers' ignore index (keras_pretrain.tasks.token_classifier.IGNORE)
@@ -58,7 +59,7 @@ def ner_step(shape="base", batch=8, seq=128, rounds=5, threads=1, num_labels=len
         shape: "base" (BERT-base) or "tiny" (`benchmarks.fixtures.TINY`, a smoke run).
         batch, seq: the batch (8 x 128 tokens: a few seconds per BERT-base step on one core).
         rounds: timed rounds (>= 5 for a reported number), after one compiling and one warm-up step each.
-        threads: threads per library (`bench_qa.set_threads`).
+        threads: threads per library (`benchmarks.harness.set_threads`).
         num_labels: the tags (9: CoNLL-2003's).
 
     Returns:

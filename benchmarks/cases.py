@@ -24,6 +24,7 @@ from benchmarks import bench_corpus, bench_families, bench_fit, bench_precision,
 from benchmarks import bench_tagging  # noqa: E402
 from benchmarks.fixtures import ENCODERS, GPT, MLM_SHAPES, TINY, Skip  # noqa: E402
 from benchmarks.fixtures import build_mlm, corpus_lines, hf_encoder, median_time, our_encoder, quick_vocab  # noqa: E402
+from benchmarks.harness import add_compiled_reference, interleave, paired, rotation, same_params, with_threads  # noqa: E402
 from benchmarks.machine import keras_backend, peak_rss_mb  # noqa: E402
 
 
@@ -86,20 +87,55 @@ def mlm_train(impl, shape, batch, seq=128, predictions=20, repeats=3, warmup=1, 
     }
 
 
-def mlm_ab(shape, batch, seq=128, predictions=20, rounds=6, matmul_n=2048, full_last_block=False):
-    """Ours vs keras-hub in ONE process (KERAS_BACKEND), steps interleaved round by round.
+def _pooler_params(model):
+    """The trainable parameters of a Keras BERT model's pooler (its backbone's `pooled_dense`), which no MLM head
+    reads (transformers' BertForMaskedLM builds none)."""
+    layer = getattr(getattr(model, "backbone", None), "pooled_dense", None)
+    return int(sum(np.prod(v.shape) for v in layer.trainable_weights)) if layer is not None else 0
 
-    Each round times one step of each (the order alternates between rounds) and one matmul; the
-    ratio reported is the median over rounds of keras-hub's step time / ours (a paired comparison:
-    load changes on a shared machine hit both alike), in wall-clock and in process CPU time.
+
+def _trainable(model):
+    seen = {id(v): v for v in model.trainable_weights}
+    return int(sum(np.prod(v.shape) for v in seen.values()))
+
+
+def mlm_ab(shape, batch, seq=128, predictions=20, rounds=6, matmul_n=2048, full_last_block=False, threads=1,
+           refs=("keras_hub", "transformers"), torch_compile=False):
+    """Ours vs keras-hub vs transformers in ONE process (ours and keras-hub on KERAS_BACKEND), issue 45's rules.
+
+    The same threads for every library (`threads`, `harness.set_threads`, printed); every side built first,
+    a compiling and a warm-up step each, then `rounds` rounds of one step of every side, the order rotating;
+    the ratios are the medians of the per-round ratios reference / ours (min, max), in wall-clock time and in
+    process CPU time (keras-hub). Same work: transformers' MLM decoder runs on the hidden states gathered at the
+    `predictions` positions ([B x P, H], `fixtures.hf_mlm_loss`); trainable parameters checked equal (ours and
+    keras-hub hold BERT's pooler, which no MLM head reads). `torch_compile`: transformers also under
+    `torch.compile`, beside eager. A matmul of the backend's library runs after every round (the MFU
+    reference measured under the same load).
     """
+    return with_threads(threads, _mlm_ab, shape, batch, seq, predictions, rounds, matmul_n, full_last_block,
+                        tuple(refs), torch_compile)
+
+
+def _mlm_ab(settings, shape, batch, seq, predictions, rounds, matmul_n, full_last_block, refs, torch_compile):
     dims = MLM_SHAPES[shape]
-    steps = {}
-    for impl in ("ours", "keras_hub"):
-        steps[impl], _, backend = build_mlm(
-            impl, shape, batch, seq, predictions, full_last_block=full_last_block
-        )
-    for _ in range(3):  # compilation, then untimed warm-up rounds (both built first)
+    steps, params, pooler, notes = {}, {}, {}, []
+    backend = None
+    for impl in ("ours",) + tuple(r for r in ("keras_hub", "transformers") if r in refs):
+        step, _, where = build_mlm(impl, shape, batch, seq, predictions, full_last_block=full_last_block)
+        backend = backend or where
+        steps[impl] = step
+        if impl == "transformers":
+            params[impl] = int(sum(p.numel() for p in step.model.parameters() if p.requires_grad))
+        else:
+            params[impl], pooler[impl] = _trainable(step.model), _pooler_params(step.model)
+    check = same_params(params, {impl: (n, "BertBackbone's pooler, which the MLM head never reads")
+                                 for impl, n in pooler.items()} if "transformers" in params else None)
+    result = {"backend": backend, "shape": shape, "batch": batch, "seq": seq, "predictions": predictions,
+              "rounds": rounds, "threads": settings, "params": check, "dtype": "float32", "dropout": 0.1,
+              "optimizer": "AdamW(lr 1e-4, weight decay 0.01)"}
+    if torch_compile and "transformers" in steps:
+        add_compiled_reference(steps, result, notes)
+    for _ in range(2):  # compilation, then an untimed warm-up round (every side built first)
         for step in steps.values():
             step()
     mm = _matmul_fn(backend, matmul_n)
@@ -107,8 +143,8 @@ def mlm_ab(shape, batch, seq=128, predictions=20, rounds=6, matmul_n=2048, full_
     wall = {impl: [] for impl in steps}
     cpu = {impl: [] for impl in steps}
     mm_times = []
-    for r in range(rounds):
-        for impl in (("ours", "keras_hub") if r % 2 == 0 else ("keras_hub", "ours")):
+    for order in rotation(steps, rounds):
+        for impl in order:
             start, start_cpu = time.perf_counter(), time.process_time()
             steps[impl]()
             wall[impl].append(time.perf_counter() - start)
@@ -117,71 +153,103 @@ def mlm_ab(shape, batch, seq=128, predictions=20, rounds=6, matmul_n=2048, full_
         mm()
         mm_times.append(time.perf_counter() - start)
     flops = mlm_step_flops(dims["L"], dims["H"], dims["I"], dims["V"], batch, seq, predictions)
-    paired = lambda d: statistics.median(k / o for k, o in zip(d["keras_hub"], d["ours"]))  # noqa: E731
-    return {
-        "backend": backend, "shape": shape, "batch": batch, "rounds": rounds,
-        "ours_step_s": statistics.median(wall["ours"]), "keras_hub_step_s": statistics.median(wall["keras_hub"]),
-        "wall": wall, "cpu": cpu, "paired_wall_ratio": paired(wall), "paired_cpu_ratio": paired(cpu),
+    result.update({
+        "wall": wall, "cpu": cpu, "ours_step_s": statistics.median(wall["ours"]),
         "ours_gflops_per_s": flops / statistics.median(wall["ours"]) / 1e9,
         "matmul_library": backend, "matmul_best_gflops": 2 * matmul_n ** 3 / min(mm_times) / 1e9,
-        "peak_rss_mb": peak_rss_mb(),
-    }
+        "peak_rss_mb": peak_rss_mb(), "notes": notes,
+    })
+    for impl in steps:
+        if impl != "ours":
+            result[f"{impl}_step_s"] = statistics.median(wall[impl])
+            result[f"vs_{impl}"] = paired(wall[impl], wall["ours"])
+    if "keras_hub" in steps:  # the keys of the earlier ours-vs-keras-hub case
+        result["paired_wall_ratio"] = result["vs_keras_hub"]["median"]
+        result["paired_cpu_ratio"] = paired(cpu["keras_hub"], cpu["ours"])["median"]
+    return result
 
 
 # --- (2) Encoder inference and GPT generation ------------------------------------------------------
 
 
-def encoder_inference(impl, family, tiny=False, seq=128, batches=(1, 32), repeats=(7, 3)):
-    """Forward pass latency (batch 1) and throughput (batch 32) of an encoder, random weights."""
+def encoder_inference(family, tiny=False, seq=128, batches=(1, 32), rounds=(7, 5), threads=1, torch_compile=False):
+    """Encoder forward passes, ours (KERAS_BACKEND, `predict_on_batch` of the sequence output) and transformers'
+    (`last_hidden_state` under `torch.inference_mode`) in ONE process, issue 45's rules: the same threads for both
+    (`threads`, `harness.set_threads`, printed), random weights, the same token ids; per batch size a first call
+    and a warm-up call each (untimed), then `rounds` rounds (>= 5) of one call of each side, the order
+    alternating. Batch 1: latency; batch 32: throughput. Ratios: median of the per-round ratios transformers
+    time / ours (min, max), > 1 = ours faster. `torch_compile`: transformers also under `torch.compile`."""
+    return with_threads(threads, _encoder_inference, family, tiny, seq, tuple(batches), tuple(rounds),
+                        torch_compile)
+
+
+def _encoder_inference(settings, family, tiny, seq, batches, rounds, torch_compile):
+    import torch
+
     d = dict(TINY if tiny else ENCODERS[family])
-    results = {"impl": impl, "family": family}
+    if len(rounds) != len(batches):
+        raise ValueError(f"one round count per batch size: batches {batches}, rounds {rounds}")
+    torch.manual_seed(0)
+    hf = hf_encoder(family, d)
+    model, names, params = our_encoder(family, d)
+    result = {"family": family, "backend": keras_backend(), "tiny": tiny, "seq": seq, "threads": settings,
+              "batches": list(batches), "rounds": list(rounds), "notes": []}
+    result["params"] = {"ours": int(params), "transformers": int(sum(p.numel() for p in hf.parameters()))}
+    sides = {"ours": {}, "transformers": {}}
+    compiled_hf = None
+    if torch_compile:
+        try:
+            compiled_hf = torch.compile(hf)
+            sides["transformers_compiled"] = {}
+        except Exception as e:  # noqa: BLE001 - reported, never fatal
+            result["notes"].append(f"torch.compile not available: {type(e).__name__}: {str(e)[:200]}")
     rs = np.random.RandomState(0)
-    if impl == "transformers":
-        import torch
+    flops = encoder_flops_per_token(seq=seq, **d)
 
-        torch.manual_seed(0)
-        model = hf_encoder(family, d)
-        results["backend"] = "torch"
-        results["params"] = sum(p.numel() for p in model.parameters())
+    def torch_fn(module, ids):
+        kwargs = {"input_ids": ids, "attention_mask": torch.ones_like(ids)}
 
-        def make(batch):
-            ids = torch.from_numpy(rs.randint(5, d["V"], size=(batch, seq)).astype("int64"))
-            kwargs = {"input_ids": ids, "attention_mask": torch.ones_like(ids)}
+        def fn():
+            with torch.inference_mode():
+                return module(**kwargs).last_hidden_state.numpy()
 
-            def fn():
-                with torch.inference_mode():
-                    return model(**kwargs).last_hidden_state.numpy()
+        return fn
 
-            return fn
-    else:
-        model, names, params = our_encoder(family, d)
-        results["backend"] = keras_backend()
-        results["params"] = int(params)
-
-        def make(batch):
-            x = {}
-            for name in names:
-                if name == "token_ids":
-                    x[name] = rs.randint(5, d["V"], size=(batch, seq)).astype("int32")
-                elif name == "padding_mask":
-                    x[name] = np.ones((batch, seq), "int32")
-                else:
-                    x[name] = np.zeros((batch, seq), "int32")
-            return lambda: model.predict_on_batch(x)
-
-    for batch, reps in zip(batches, repeats):
-        fn = make(batch)
-        start = time.perf_counter()
-        fn()
-        results[f"first_b{batch}_s"] = time.perf_counter() - start
-        median, times = median_time(fn, reps, 1 if batch == 1 else 0)
-        results[f"b{batch}_s"] = median
-        results[f"b{batch}_times"] = times
-        results[f"b{batch}_tokens_per_s"] = batch * seq / median
-    results["forward_flops_per_token"] = encoder_flops_per_token(seq=seq, **d)
-    results["b32_gflops_per_s"] = results["forward_flops_per_token"] * results.get("b32_tokens_per_s", 0) / 1e9
-    results["peak_rss_mb"] = peak_rss_mb()
-    return results
+    for batch, count in zip(batches, rounds):
+        ids = rs.randint(5, d["V"], size=(batch, seq)).astype("int32")
+        x = {name: ids if name == "token_ids" else np.ones_like(ids) if name == "padding_mask"
+             else np.zeros_like(ids) for name in names}
+        calls = {"ours": lambda x=x: model.predict_on_batch(x),
+                 "transformers": torch_fn(hf, torch.from_numpy(ids.astype("int64")))}
+        if "transformers_compiled" in sides:
+            calls["transformers_compiled"] = torch_fn(compiled_hf, torch.from_numpy(ids.astype("int64")))
+        for name in list(calls):  # first call (tracing / compilation), then a warm-up call: untimed
+            start = time.perf_counter()
+            try:
+                calls[name]()
+                calls[name]()
+            except Exception as e:  # noqa: BLE001 - only the compiled reference may fail here
+                if name != "transformers_compiled":
+                    raise
+                result["notes"].append(f"torch.compile not available: {type(e).__name__}: {str(e)[:200]}")
+                del calls[name], sides[name]
+                continue
+            sides[name][f"first_b{batch}_s"] = time.perf_counter() - start
+        times = interleave(calls, count)
+        for name, t in times.items():
+            median = statistics.median(t)
+            sides[name].update({f"b{batch}_s": median, f"b{batch}_times": t,
+                                f"b{batch}_tokens_per_s": batch * seq / median,
+                                f"b{batch}_gflops_per_s": flops * batch * seq / median / 1e9})
+            if name != "ours":
+                result.setdefault(f"vs_{name}", {})[f"b{batch}"] = paired(t, times["ours"])
+    result.update(sides)
+    result["forward_flops_per_token"] = flops
+    if getattr(hf, "pooler", None) is not None:
+        result["notes"].append("transformers' model also computes its pooler (one row per sequence), ours the "
+                               "sequence output only: a negligible extra on transformers' side")
+    result["peak_rss_mb"] = peak_rss_mb()
+    return result
 
 
 def encoder_flops_per_token(L, H, I, seq, **_):
@@ -257,17 +325,30 @@ def gpt_generate(impl, tiny=False, batch=1, prompt=16, new_tokens=32, repeats=3)
 # --- (3) Data ----------------------------------------------------------------------------------------
 
 
-def masking(num_sequences=16384, seq=128, batch=32, vocab=30522, repeats=3, instance_docs=200):
-    """Dynamic masking (ours, tf.data) vs transformers' collator, via `bench_masking` (same token ids)."""
+def masking(num_sequences=16384, seq=128, batch=32, vocab=30522, rounds=5, instance_docs=200, threads=1):
+    """Dynamic masking, ours vs transformers' collator on the same token ids, in one process (`harness`: the same
+    threads, interleaved rounds of one epoch per side, paired ratios): `bench_masking.paired_calls`'
+    "per_sequence" (the input pipeline) and "per_batch" (the masking alone) comparisons; what each measures is
+    in `what`. Also static instance creation (instances/s)."""
+    return with_threads(threads, _masking, num_sequences, seq, batch, vocab, rounds, instance_docs)
+
+
+def _masking(settings, num_sequences, seq, batch, vocab, rounds, instance_docs):
     from benchmarks import bench_masking as bm
 
     ids = bm._token_ids(num_sequences, seq, vocab)
-    hf_collate, hf_tensor = bm.bench_transformers(ids, batch, bm._vocab(vocab), repeats)
-    ours = bm.bench_ours(ids, batch, vocab, repeats)
-    instances = bm.bench_instances(instance_docs, seq)
-    return {"ours_seq_per_s": ours, "hf_collator_seq_per_s": hf_collate,
-            "hf_mask_tokens_seq_per_s": hf_tensor, "instances_per_s": instances,
-            "num_sequences": num_sequences, "seq": seq, "batch": batch, "peak_rss_mb": peak_rss_mb()}
+    result = {"num_sequences": num_sequences, "seq": seq, "batch": batch, "rounds": rounds, "threads": settings,
+              "what": dict(bm.WHAT)}
+    for comparison, calls in bm.paired_calls(ids, batch, vocab).items():
+        for fn in calls.values():  # tracing, warm-up: untimed
+            assert fn() == num_sequences
+        times = interleave(calls, rounds)
+        result[comparison] = {"ours_seq_per_s": num_sequences / statistics.median(times["ours"]),
+                              "transformers_seq_per_s": num_sequences / statistics.median(times["transformers"]),
+                              "vs_transformers": paired(times["transformers"], times["ours"]), "times": times}
+    result["instances_per_s"] = bm.bench_instances(instance_docs, seq)
+    result["peak_rss_mb"] = peak_rss_mb()
+    return result
 
 
 def _corpus_lines(limit):
@@ -403,6 +484,7 @@ def run_many(spec):
     for i, (name, kwargs) in enumerate(spec):
         keras = sys.modules.get("keras")
         policy = keras.config.dtype_policy() if keras is not None else None
+        start = time.perf_counter()
         try:
             result = CASES[name](**kwargs)
         except Skip as e:
@@ -412,6 +494,7 @@ def run_many(spec):
         finally:
             if policy is not None:
                 keras.config.set_dtype_policy(policy)
+        result.setdefault("case_wall_s", time.perf_counter() - start)  # its share of the process (--quick)
         sys.stdout.flush()
         print(f"RESULT {i} " + json.dumps(result), flush=True)
 

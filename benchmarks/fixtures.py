@@ -82,8 +82,10 @@ def build_mlm(impl, shape, batch, seq=128, predictions=20, keras_adamw=False, fu
     its last encoder layer run only at the predicted positions (`full_last_block=True`: at all),
     keras-hub with Keras' AdamW, transformers with torch's. Ours:
     `BertPretrainer(sentence_head=False)` with its default loss and metric; keras-hub:
-    `BertMaskedLM` with its default ones; transformers: `BertForMaskedLM` (its decoder runs at
-    every position, labels -100 elsewhere).
+    `BertMaskedLM` with its default ones; transformers: `BertForMaskedLM`'s encoder, then its MLM
+    head (`cls`) on the hidden states gathered at the predicted positions ([B x P, H]: the work ours
+    does; `hf_mlm_loss`), the mean cross-entropy over the predictions (what its `labels` loss computes).
+    The transformers step has `.model` and `.compiled()` (`torch_train_step`).
     """
     dims = MLM_SHAPES[shape]
     L, H, A, I, V = (dims[k] for k in "LHAIV")
@@ -101,26 +103,15 @@ def build_mlm(impl, shape, batch, seq=128, predictions=20, keras_adamw=False, fu
             intermediate_size=I, hidden_act="gelu_new", max_position_embeddings=512,
         )
         model = BertForMaskedLM(config)
-        model.train()
-        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.01)
-        full_labels = np.full(ids.shape, -100, "int64")
-        np.put_along_axis(full_labels, positions, labels, axis=1)
         inputs = {
             "input_ids": torch.from_numpy(ids.astype("int64")),
             "token_type_ids": torch.from_numpy(segments.astype("int64")),
             "attention_mask": torch.from_numpy(mask.astype("int64")),
-            "labels": torch.from_numpy(full_labels),
         }
-        params = sum(p.numel() for p in model.parameters())
-
-        def step():
-            loss = model(**inputs).loss
-            loss.backward()
-            optimizer.step()
-            optimizer.zero_grad(set_to_none=True)
-            return float(loss.detach())
-
-        return step, params, "torch"
+        # The same work as ours: the decoder at the predicted positions only ([B x P, H] in), not at all T.
+        loss_fn = hf_mlm_loss(model.bert, model.cls, inputs, positions, labels)
+        step = torch_train_step(model, loss_fn)
+        return step, sum(p.numel() for p in model.parameters()), "torch"
 
     import keras
 
@@ -159,7 +150,67 @@ def build_mlm(impl, shape, batch, seq=128, predictions=20, keras_adamw=False, fu
         # Each model's own train_on_batch (the compiled train step; ours accepts dict targets).
         return float(model.train_on_batch(x, y, sample_weight=sw, return_dict=True)["loss"])
 
+    step.model = model
     return step, model.count_params(), keras_backend()
+
+
+def gather_rows(hidden, positions):
+    """torch: `hidden` [B, T, H] at `positions` [B, P] -> [B x P, H] (row b's positions of row b)."""
+    import torch
+
+    rows = torch.arange(hidden.shape[0], device=hidden.device)[:, None]
+    return hidden[rows, positions].reshape(-1, hidden.shape[-1])
+
+
+def hf_mlm_loss(encoder, mlm_head, inputs, positions, labels, sentence_head=None, sentence_labels=None):
+    """`loss_fn()` of a transformers masked-LM model doing ours' work: `encoder(**inputs)`, its MLM head
+    (`mlm_head`, e.g. `BertForMaskedLM.cls`) on the hidden states gathered at `positions` only ([B x P, H] in,
+    [B x P, V] logits, not [B, T, V]), the mean cross-entropy over the predictions (what the model's
+    `labels` loss computes with -100 elsewhere), plus `sentence_head(pooler_output)`'s cross-entropy against
+    `sentence_labels` (NSP / SOP) when given. `positions`, `labels`: [B, P] numpy arrays."""
+    import torch
+    import torch.nn.functional as F
+
+    positions = torch.from_numpy(np.asarray(positions, "int64"))
+    labels = torch.from_numpy(np.asarray(labels, "int64")).reshape(-1)
+    if sentence_labels is not None:
+        sentence_labels = torch.from_numpy(np.asarray(sentence_labels, "int64"))
+
+    def loss_fn():
+        out = encoder(**inputs)
+        loss = F.cross_entropy(mlm_head(gather_rows(out.last_hidden_state, positions)), labels)
+        if sentence_head is not None:
+            loss = loss + F.cross_entropy(sentence_head(out.pooler_output), sentence_labels)
+        return loss
+
+    return loss_fn
+
+
+def torch_train_step(model, loss_fn, lr=1e-4, weight_decay=0.01):
+    """`step()`: `loss_fn()`, backward, `torch.optim.AdamW` step, zero_grad; returns the loss (float).
+
+    The step carries `.model` and `.compiled()`: a step of `torch.compile(loss_fn)` (forward and backward
+    compiled by inductor) sharing the model and the optimizer (`benchmarks.harness.torch_compiled` builds it)."""
+    import torch
+
+    model.train()
+    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=lr,
+                                  weight_decay=weight_decay)
+
+    def make(fn):
+        def step():
+            loss = fn()
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+            return float(loss.detach())
+
+        step.model = model
+        return step
+
+    step = make(loss_fn)
+    step.compiled = lambda: make(torch.compile(loss_fn))
+    return step
 
 
 def our_backbone(family, d):

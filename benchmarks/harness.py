@@ -1,0 +1,262 @@
+"""The fair comparison harness of issue 45, shared by every case that compares implementations.
+
+Every comparison runs both (all) sides in ONE process: each side is built first, runs untimed compiling and
+warm-up calls, then `rounds` (>= 5 for a reported number) rounds each time one call of every side, the order
+rotating between rounds (`interleave`); a ratio is the median of the per-round ratios reference / ours with
+their min and max (`paired`: > 1 = ours faster), so a load change on the shared machine hits both sides alike.
+Threads: the same count for every library, set explicitly before any framework op and printed in the result
+(`set_threads`: default one thread per side, the process pinned to that many cores).
+
+A leaf module of the package: it imports only `benchmarks.machine` and `benchmarks.report`; frameworks are
+imported inside the functions that use them.
+"""
+
+import os
+import statistics
+import sys
+import time
+
+from benchmarks.machine import peak_rss_mb
+from benchmarks.report import failed, fmt, table
+
+MIN_ROUNDS = 5  # the rounds a reported ratio needs (issue 45); fewer only in the quick tier
+QUICK_NO_TARGET = "quick tier: no target"
+
+
+# --- Threads ---------------------------------------------------------------------------------------------
+
+
+def _pin(cores):
+    """Pins every thread of this process (and so every thread created later) to `cores`."""
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            os.sched_setaffinity(int(tid), cores)
+        except OSError:  # a thread that ended meanwhile
+            pass
+
+
+def xla_thread_flags(flags, threads):
+    """`flags` (XLA_FLAGS) with the XLA CPU thread settings for `threads` appended."""
+    eigen = "true" if threads > 1 else "false"
+    return " ".join(filter(None, [flags, f"--xla_cpu_multi_thread_eigen={eigen}",
+                                  f"intra_op_parallelism_threads={threads}"]))
+
+
+def set_threads(threads):
+    """Gives every library of this process `threads` threads; call it before any framework op.
+
+    Pins every thread of the process (and so every thread created later) to `threads` of its allowed cores
+    (`sched_setaffinity`, every thread of the process: the one setting JAX 0.10's CPU client obeys; the XLA flags
+    `--xla_cpu_multi_thread_eigen` / `intra_op_parallelism_threads` are set too, before JAX is imported, but
+    measured they change nothing: a jitted matmul still ran on both cores), PyTorch's intra- and inter-op threads
+    and TensorFlow's intra- and inter-op threads. Returns `(settings, restore)`: what was set and what each library
+    reports (printed in the result), and a function restoring the affinity and PyTorch's threads (for `--many`).
+    """
+    threads = int(threads)
+    if threads < 1:
+        raise ValueError(f"threads must be >= 1, got {threads}")
+    settings = {"threads": threads, "imported_before": sorted(m for m in ("jax", "tensorflow", "torch")
+                                                               if m in sys.modules)}
+    allowed = sorted(os.sched_getaffinity(0))
+    cpus = set(allowed[:threads])
+    _pin(cpus)
+    settings["cpus"] = sorted(cpus)
+    if "jax" not in sys.modules:
+        os.environ["XLA_FLAGS"] = xla_thread_flags(os.environ.get("XLA_FLAGS", ""), threads)
+    settings["xla_flags"] = os.environ.get("XLA_FLAGS", "") if "jax" not in settings["imported_before"] else \
+        "not applied (JAX imported before)"
+    import torch
+
+    torch_before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        torch.set_num_interop_threads(threads)
+    except RuntimeError:  # only once per process, before inter-op work
+        pass
+    settings["torch_threads"] = torch.get_num_threads()
+    settings["torch_interop_threads"] = torch.get_num_interop_threads()
+    import tensorflow as tf
+
+    try:
+        tf.config.threading.set_intra_op_parallelism_threads(threads)
+        tf.config.threading.set_inter_op_parallelism_threads(threads)
+    except RuntimeError:  # the TensorFlow context exists already (an earlier case of --many)
+        pass
+    settings["tf_intra_op_threads"] = tf.config.threading.get_intra_op_parallelism_threads()
+    settings["tf_inter_op_threads"] = tf.config.threading.get_inter_op_parallelism_threads()
+
+    def restore():
+        _pin(set(allowed))
+        torch.set_num_threads(torch_before)
+
+    return settings, restore
+
+
+def with_threads(threads, fn, *args, **kwargs):
+    """`fn(settings, *args, **kwargs)` with `set_threads(threads)` applied, restored afterwards."""
+    settings, restore = set_threads(threads)
+    try:
+        return fn(settings, *args, **kwargs)
+    finally:
+        restore()
+
+
+def threads_text(settings):
+    """One line of what `set_threads` set (the report prints it)."""
+    if not settings:
+        return "-"
+    return (f"{settings['threads']} (cores {','.join(map(str, settings.get('cpus', [])))}; torch "
+            f"{settings.get('torch_threads')}, TF {settings.get('tf_intra_op_threads')})")
+
+
+# --- Rounds and ratios -----------------------------------------------------------------------------------
+
+
+def rotation(names, rounds):
+    """The order of each round: `names` rotated by one more place each round."""
+    names = list(names)
+    return [names[r % len(names):] + names[:r % len(names)] for r in range(rounds)]
+
+
+def interleave(calls, rounds, clock=time.perf_counter):
+    """Times `rounds` rounds of one call of each of `calls` ({name: fn}), the order rotating between rounds.
+
+    Returns {name: [seconds per round]}."""
+    times = {name: [] for name in calls}
+    for order in rotation(calls, rounds):
+        for name in order:
+            start = clock()
+            calls[name]()
+            times[name].append(clock() - start)
+    return times
+
+
+def paired(reference, ours):
+    """{median, min, max, per_round} of the per-round ratios reference time / ours time (> 1: ours faster)."""
+    if len(reference) != len(ours) or not ours:
+        raise ValueError(f"paired needs rounds of both sides, got {len(reference)} and {len(ours)}")
+    ratios = [r / o for r, o in zip(reference, ours)]
+    return {"median": statistics.median(ratios), "min": min(ratios), "max": max(ratios), "per_round": ratios}
+
+
+def ratio_text(p, digits=2):
+    """'1.23x (1.10-1.40)' of a `paired` dict; '-' for None."""
+    if not p:
+        return "-"
+    return f"{p['median']:.{digits}f}x ({p['min']:.{digits}f}-{p['max']:.{digits}f})"
+
+
+def time_steps(result, steps, rounds, tokens, notes, reference="transformers", ours="ours"):
+    """Times the `steps` (name -> `step()` returning the loss) into `result`: a compiling step and a warm-up
+    step each (untimed; `loss_first`, `first_step_s`), `rounds` interleaved rounds (`times`, `step_s` median),
+    one more untimed step (`loss_last`); `vs_{name}` paired ratio name / ours for every other side (and
+    `vs_transformers` as before); `tokens` per step for `tokens_per_s`. `result[name]` must exist (a dict)."""
+    for name, step in steps.items():
+        begin = time.perf_counter()
+        result[name]["loss_first"] = step()
+        result[name]["first_step_s"] = time.perf_counter() - begin
+    for step in steps.values():
+        step()
+    times = interleave(steps, rounds)
+    for name, step in steps.items():  # the loss still finite (and falling)
+        result[name].update(times=times[name], step_s=statistics.median(times[name]) if rounds else None,
+                            loss_last=step())
+    for name in steps:
+        if name != ours:
+            result[f"vs_{name}"] = paired(times[name], times[ours]) if rounds else None
+    result.setdefault(f"vs_{reference}", None)
+    result["tokens_per_s"] = {name: tokens / result[name]["step_s"] for name in steps} if rounds else None
+    result["notes"] = notes
+    result["peak_rss_mb"] = peak_rss_mb()
+    return result
+
+
+def same_params(counts, allowed=None):
+    """Checks the trainable parameter counts {side: count} are equal (or differ by `allowed` {side: (extra,
+    why)}, the count a side holds that the others have no use for); returns the printed line.
+
+    Raises AssertionError naming the counts when they differ."""
+    allowed = allowed or {}
+    core = {side: n - allowed.get(side, (0, ""))[0] for side, n in counts.items()}
+    line = ", ".join(f"{side} {n:,}" for side, n in counts.items())
+    if len(set(core.values())) > 1:
+        raise AssertionError(f"parameter counts differ: {line}")
+    extra = "; ".join(f"{side} holds {n:,} more: {why}" for side, (n, why) in allowed.items() if n)
+    return f"trainable parameters equal: {line}" + (f" ({extra})" if extra else "")
+
+
+# --- torch.compile -----------------------------------------------------------------------------------
+
+
+def torch_compiled(build, warmups=2):
+    """`(step, None)` or `(None, "not available: <reason>")`: `build()` (e.g. `fixtures.torch_train_step(...)
+    .compiled`, a step of `torch.compile`d code) run `warmups` times, untimed (the compilation).
+
+    A compiler missing or failing on this CPU is reported, never fatal."""
+    try:
+        step = build()
+        for _ in range(warmups):
+            step()
+        return step, None
+    except Exception as e:  # noqa: BLE001 - the reference is reported as missing, never fatal
+        text = str(e).strip()
+        first = text.splitlines()[0] if text else ""
+        return None, f"not available: {type(e).__name__}: {first[:200]}"
+
+
+def add_compiled_reference(steps, result, notes):
+    """Adds `steps["transformers_compiled"]` (the `torch.compile`d transformers step, beside eager) when it
+    compiles; otherwise `result["transformers_compiled"]` holds the error and `notes` says why. Returns whether
+    it was added."""
+    compiled, why = torch_compiled(steps["transformers"].compiled)
+    if compiled is None:
+        result["transformers_compiled"] = {"error": why}
+        notes.append(f"torch.compile {why}")
+        return False
+    steps["transformers_compiled"] = compiled
+    return True
+
+
+# --- Report ---------------------------------------------------------------------------------------------
+
+
+def judge(targets, quick):
+    """The targets `[(name, measured, ok)]`, each result "pass" / "MISS", or QUICK_NO_TARGET in the quick tier
+    (tiny shapes: no target is judged there)."""
+    return [(name, measured, QUICK_NO_TARGET if quick else ("pass" if ok else "MISS")) for name, measured, ok in
+            targets]
+
+
+def step_report(by, group, prefix, heading, target, digits=2):
+    """(sections, targets) of a fine-tuning step case (`qa_step`, `ner_step`): the table of the results labelled
+    `prefix ...` in `group`, and the target "ours >= 1.2x transformers on the best backend" (where our step is
+    fastest, as `bench_families.report`; every backend's ratio with `digits` decimals) from the base-size runs."""
+    sections, targets = [], []
+    rows, measured, notes = [], {}, {}
+    for (name, label), r in by.items():
+        if name != group or not label.startswith(prefix):
+            continue
+        problem = failed(r)
+        if problem:
+            rows.append([label, problem] + ["-"] * 6)
+            continue
+        o, h, vs = r["ours"], r["transformers"], r["vs_transformers"]
+        rows.append([r["backend"], f"{r['shape']}, batch {r['batch']}, seq {r['seq']}", fmt(o["step_s"], 3),
+                     fmt(h["step_s"], 3), ratio_text(vs), f"{fmt(o['params'])} / {fmt(h['params'])}",
+                     r["threads"]["threads"], f"{o['loss_first']:.2f} -> {o['loss_last']:.4f} / "
+                     f"{h['loss_first']:.2f} -> {h['loss_last']:.4f}"])
+        notes.update(dict.fromkeys(r.get("notes", [])))
+        if r["shape"] == "base" and vs:
+            measured[r["backend"]] = (o["step_s"], vs["median"])
+    if rows:
+        sections.append(f"### {heading}; ours and transformers in one process, rounds alternating; ratio = median "
+                        "of per-round transformers / ours (min-max))\n\n"
+                        + table(["backend", "shape", "ours step s", "transformers step s", "ours vs transformers",
+                                 "trainable params (ours / transformers)", "threads per side",
+                                 "loss first -> last (ours / transformers)"], rows)
+                        + ("\n\n" + "\n".join(f"- {note}" for note in notes) if notes else ""))
+    if measured:
+        best = min(measured, key=lambda b: measured[b][0])
+        others = ", ".join(f"{b} {v[1]:.{digits}f}x" for b, v in sorted(measured.items()))
+        targets.append((target, f"{measured[best][1]:.2f}x ({best}); {others}", measured[best][1] >= 1.2))
+    return sections, targets

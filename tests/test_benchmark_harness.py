@@ -1,0 +1,280 @@
+"""The fair comparison harness of issue 45 (`benchmarks.harness`) and what the comparison cases build with it: paired
+ratios, the rotating order, thread settings, equal parameter counts, the quick tier's targets, the plans' rounds
+and threads, the bf16 target across backends, and transformers' MLM decoders gathered at the predicted positions
+(the same work as ours). No timed assertion."""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from benchmarks import harness
+from benchmarks.harness import QUICK_NO_TARGET, interleave, judge, paired, rotation, same_params
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+# --- Rounds and ratios ------------------------------------------------------------------------------------
+
+
+def test_paired_ratios_are_per_round_reference_over_ours():
+    result = paired([2.0, 3.0, 4.0, 10.0, 1.0], [1.0, 2.0, 4.0, 2.0, 1.0])
+    assert result["per_round"] == [2.0, 1.5, 1.0, 5.0, 1.0]
+    assert (result["median"], result["min"], result["max"]) == (1.5, 1.0, 5.0)
+    # Not the ratio of the medians (3.0 / 2.0 = 1.5 here by chance): a round's ratio pairs that round's times.
+    skew = paired([1.0, 1.0, 9.0], [2.0, 0.5, 3.0])
+    assert skew["median"] == 2.0 and np.median([1.0, 1.0, 9.0]) / np.median([2.0, 0.5, 3.0]) == 0.5
+    with pytest.raises(ValueError, match="rounds of both sides"):
+        paired([1.0, 2.0], [1.0])
+
+
+def test_the_order_rotates_every_round():
+    assert rotation(["a", "b", "c"], 4) == [["a", "b", "c"], ["b", "c", "a"], ["c", "a", "b"], ["a", "b", "c"]]
+    assert rotation({"ours": 1, "ref": 2}, 3) == [["ours", "ref"], ["ref", "ours"], ["ours", "ref"]]
+
+
+def test_interleave_times_each_call_in_the_rotated_order():
+    log, now = [], [0.0]
+
+    def clock():
+        return now[0]
+
+    def call(name, seconds):
+        def fn():
+            log.append(name)
+            now[0] += seconds
+        return fn
+
+    times = interleave({"ours": call("ours", 1.0), "transformers": call("transformers", 3.0),
+                        "keras_hub": call("keras_hub", 2.0)}, 5, clock=clock)
+    assert log == sum(rotation(["ours", "transformers", "keras_hub"], 5), [])
+    assert times == {"ours": [1.0] * 5, "transformers": [3.0] * 5, "keras_hub": [2.0] * 5}
+
+
+def test_same_params_prints_equal_counts_and_refuses_different_ones():
+    assert same_params({"ours": 10, "transformers": 10}) == "trainable parameters equal: ours 10, transformers 10"
+    line = same_params({"ours": 12, "keras_hub": 12, "transformers": 10},
+                       {"ours": (2, "pooler"), "keras_hub": (2, "pooler")})
+    assert line.startswith("trainable parameters equal: ours 12, keras_hub 12, transformers 10 (ours holds 2 more")
+    with pytest.raises(AssertionError, match="parameter counts differ: ours 11, transformers 10"):
+        same_params({"ours": 11, "transformers": 10})
+    with pytest.raises(AssertionError):
+        same_params({"ours": 12, "transformers": 10}, {"ours": (1, "not all of it")})
+
+
+def test_the_quick_tier_judges_no_target():
+    targets = [("a >= 1.2x", "1.30x", True), ("b >= 2x", "0.26x", False)]
+    assert judge(targets, quick=False) == [("a >= 1.2x", "1.30x", "pass"), ("b >= 2x", "0.26x", "MISS")]
+    assert [t[2] for t in judge(targets, quick=True)] == [QUICK_NO_TARGET] * 2
+
+
+def test_xla_thread_flags():
+    assert harness.xla_thread_flags("", 1) == "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+    assert harness.xla_thread_flags("--a", 2).startswith("--a --xla_cpu_multi_thread_eigen=true")
+
+
+def test_torch_compiled_reports_a_failure_instead_of_raising():
+    def build():
+        raise RuntimeError("no C++ compiler\nmore lines")
+
+    assert harness.torch_compiled(build) == (None, "not available: RuntimeError: no C++ compiler")
+    calls = []
+    step, why = harness.torch_compiled(lambda: lambda: calls.append(1), warmups=2)
+    assert why is None and calls == [1, 1] and step is not None
+
+
+def test_the_compiled_reference_is_added_beside_eager_or_reported():
+    import types
+
+    def failing():
+        raise RuntimeError("inductor needs a C++ compiler")
+
+    steps = {"transformers": types.SimpleNamespace(compiled=failing)}
+    result, notes = {}, []
+    assert not harness.add_compiled_reference(steps, result, notes)
+    assert "transformers_compiled" not in steps
+    assert result["transformers_compiled"] == {"error": "not available: RuntimeError: inductor needs a C++ compiler"}
+    assert notes == ["torch.compile not available: RuntimeError: inductor needs a C++ compiler"]
+    steps = {"transformers": types.SimpleNamespace(compiled=lambda: lambda: 0.5)}
+    assert harness.add_compiled_reference(steps, {}, [])
+    assert steps["transformers_compiled"]() == 0.5
+
+
+@pytest.mark.one_backend
+def test_set_threads_sets_every_library_and_restores(tmp_path):
+    # A fresh process: the settings apply before JAX, TensorFlow and PyTorch start their thread pools.
+    script = (
+        "import json, os, sys\n"
+        "from benchmarks.harness import set_threads\n"
+        "before = sorted(os.sched_getaffinity(0))\n"
+        "settings, restore = set_threads(1)\n"
+        "pinned = sorted(os.sched_getaffinity(0))\n"
+        "restore()\n"
+        "print('JSON', json.dumps({'settings': settings, 'before': before, 'pinned': pinned,\n"
+        "                          'after': sorted(os.sched_getaffinity(0))}))\n")
+    env = dict(os.environ, PYTHONPATH=ROOT, TF_CPP_MIN_LOG_LEVEL="3")
+    env.pop("XLA_FLAGS", None)
+    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True,
+                         timeout=300)
+    line = next(line for line in out.stdout.splitlines() if line.startswith("JSON "))
+    got = json.loads(line[5:])
+    s = got["settings"]
+    assert s["threads"] == 1 and s["torch_threads"] == 1 and s["torch_interop_threads"] == 1
+    assert s["tf_intra_op_threads"] == 1 and s["tf_inter_op_threads"] == 1
+    assert "intra_op_parallelism_threads=1" in s["xla_flags"] and s["imported_before"] == []
+    assert got["pinned"] == s["cpus"] == got["before"][:1] and got["after"] == got["before"]
+    with pytest.raises(ValueError, match="threads must be >= 1"):
+        harness.set_threads(0)
+
+
+# --- The plans: every comparison by the rules -----------------------------------------------------------------
+
+COMPARISONS = {"mlm_ab", "family_step", "encoder_inference", "masking", "mlm_precision", "qa_step", "ner_step",
+               "qa_serving"}
+
+
+def _args(**kwargs):
+    from benchmarks import run
+
+    base = dict(quick=False, full=False, only=list(run.GROUPS), backends=list(run.BACKENDS),
+                inference_backend="jax", torch_threads=None, torch_compile=True)
+    base.update(kwargs)
+    return argparse.Namespace(**base)
+
+
+@pytest.mark.parametrize("tier", ["default", "full", "quick"])
+def test_every_comparison_sets_threads_and_enough_rounds(tier):
+    from benchmarks import run
+
+    cases = run.plan(_args(quick=tier == "quick", full=tier == "full"))
+    compared = [c for c in cases if c[3] in COMPARISONS]
+    assert {c[3] for c in compared} >= (COMPARISONS - {"mlm_precision"} if tier == "quick" else COMPARISONS)
+    for group, label, backend, case, kwargs in compared:
+        assert kwargs.get("threads") == 1, (label, kwargs)
+        rounds = kwargs.get("rounds", 5)
+        assert min(rounds if isinstance(rounds, list) else [rounds]) >= 5, (label, kwargs)
+    # Ours and transformers in one process for encoders: one case per family, no separate transformers process.
+    assert not any(c[3] in ("encoder_inference", "mlm_ab") and "impl" in c[4] for c in cases)
+
+
+def test_the_quick_tier_runs_transformers_and_the_torch_backend():
+    from benchmarks import run
+
+    cases = run.plan(_args(quick=True))
+    assert "torch" in {c[2] for c in cases}
+    ab = [c for c in cases if c[3] == "mlm_ab"]
+    assert all("transformers" in c[4].get("refs", ("keras_hub", "transformers")) for c in ab)
+    assert any(c[3] == "encoder_inference" for c in cases)
+
+
+def test_torch_threads_reach_every_comparison():
+    from benchmarks import run
+
+    cases = run.plan(_args(torch_threads=2))
+    assert all(c[4]["threads"] == 2 for c in cases if c[3] in COMPARISONS)
+
+
+# --- bf16: the fastest steps across backends ------------------------------------------------------------------
+
+
+def _precision(backend, f32, bf16):
+    return {"backend": backend, "shape": "base", "batch": 8, "float32_step_s": f32, "bf16_step_s": bf16,
+            "speedup": f32 / bf16, "first_step_s": {"float32": 10, "mixed_bfloat16": 10}, "cpu_bf16_units": [],
+            "threads": {"threads": 1}}
+
+
+def test_the_bf16_target_reads_the_fastest_steps_across_backends():
+    from benchmarks import bench_precision
+
+    curve = {"backend": "tensorflow", "max_gap": 0.01, "final_gap": 0.0, "seeds": 1, "window": 1, "steps": 1,
+             "batch": 8, "shape": "small", "first_loss": {"float32": 1, "mixed_bfloat16": 1},
+             "final_loss": {"float32": 1, "mixed_bfloat16": 1}}
+    by = {("precision", "step tensorflow"): _precision("tensorflow", 1.82, 1.25),
+          ("precision", "step jax"): _precision("jax", 2.02, 2.35),
+          ("precision", "step torch"): _precision("torch", 3.40, 1.48),  # 2.30x its own, from a slow float32
+          ("precision", "curve tensorflow"): curve}
+    [(name, measured, ok)] = bench_precision.report(by, quick=False)[1]
+    assert measured.startswith("1.46x (tensorflow bf16 1.25 s vs tensorflow float32 1.82 s") and not ok
+    assert "torch 2.30x" in measured
+    by[("precision", "step jax")] = _precision("jax", 2.02, 1.0)
+    [(name, measured, ok)] = bench_precision.report(by, quick=False)[1]
+    assert measured.startswith("1.82x (jax") and ok
+
+
+# --- The same work: transformers' MLM decoder at the predicted positions -------------------------------------
+
+
+def _decoder_inputs(module):
+    seen = []
+    module.register_forward_hook(lambda m, args, out: seen.append(tuple(args[0].shape)))
+    return seen
+
+
+@pytest.mark.one_backend
+def test_the_transformers_mlm_step_decodes_only_the_predictions():
+    from benchmarks.fixtures import MLM_SHAPES, build_mlm
+
+    batch, seq, predictions = 4, 32, 5
+    step, params, backend = build_mlm("transformers", "tiny", batch, seq, predictions)
+    seen = _decoder_inputs(step.model.cls.predictions.decoder)
+    assert np.isfinite(step())
+    assert seen == [(batch * predictions, MLM_SHAPES["tiny"]["H"])]  # [B x P, H], not [B, T, H]
+    assert params == sum(p.numel() for p in step.model.parameters()) and backend == "torch"
+
+
+@pytest.mark.one_backend
+def test_the_gathered_loss_is_transformers_own_loss():
+    import torch
+    import transformers as t
+
+    from benchmarks.fixtures import hf_mlm_loss, mlm_batch
+
+    torch.manual_seed(0)
+    model = t.BertForMaskedLM(t.BertConfig(vocab_size=100, hidden_size=16, num_hidden_layers=1,
+                                           num_attention_heads=2, intermediate_size=32)).eval()
+    ids, positions, labels, _ = mlm_batch(3, 12, 100, 4)
+    inputs = {"input_ids": torch.from_numpy(ids.astype("int64"))}
+    full = np.full(ids.shape, -100, "int64")
+    np.put_along_axis(full, positions, labels, axis=1)
+    with torch.no_grad():
+        gathered = float(hf_mlm_loss(model.bert, model.cls, inputs, positions, labels)())
+        own = float(model(**inputs, labels=torch.from_numpy(full)).loss)
+    assert abs(gathered - own) < 1e-5
+
+
+@pytest.mark.one_backend
+@pytest.mark.parametrize("family, decoder", [("roberta", "lm_head.decoder"), ("albert", "predictions.decoder"),
+                                             ("ernie", "cls.predictions.decoder"), ("distil_bert", "vocab_projector")])
+def test_each_family_reference_decodes_only_the_predictions(family, decoder):
+    import math
+
+    from benchmarks import bench_families
+
+    dims = bench_families._dims(family, "tiny")
+    batch, seq = 2, 32
+    _, builders, notes = bench_families.BUILDERS[family](dims, batch, seq, "tiny")
+    step, params = builders["transformers"]()
+    module = step.model
+    for part in decoder.split("."):
+        module = getattr(module, part)
+    seen = _decoder_inputs(module)
+    assert np.isfinite(step())
+    predictions = math.ceil(0.15 * seq)
+    width = dims.get("E", dims["H"]) if family == "albert" else dims["H"]
+    assert seen == [(batch * predictions, width)]
+    assert bench_families.MLM_DECODER_NOTE in notes or family == "distil_bert"
+
+
+@pytest.mark.one_backend
+def test_the_torch_elmo_trains_as_many_parameters_as_ours():
+    from benchmarks import bench_families
+
+    config, vocabulary, samples = bench_families._elmo_config("tiny")
+    model = bench_families._torch_elmo(config, vocabulary, samples)
+    frozen = [name for name, p in model.named_parameters() if not p.requires_grad]
+    assert frozen and all("bias_hh" in name for name in frozen)
+    assert all(float(p.abs().sum()) == 0.0 for name, p in model.named_parameters() if "bias_hh" in name)
