@@ -29,7 +29,8 @@ import time
 import numpy as np
 
 from benchmarks.fixtures import ENCODERS, GPT, TINY, gather_rows, hf_mlm_loss, mlm_batch, torch_train_step
-from benchmarks.harness import QUICK_NO_TARGET, add_compiled_reference, ratio_text, same_params, time_steps, with_threads
+from benchmarks.harness import QUICK_NO_TARGET, add_compiled_reference, best_matmul, mfu, ratio_text, same_params
+from benchmarks.harness import time_steps, torch_step_flops, with_threads
 from benchmarks.report import failed, fmt, table
 
 IMPLS = ("ours", "transformers", "keras_hub")
@@ -634,7 +635,21 @@ def _family_step(settings, family, shape, batch, seq, rounds, refs, torch_compil
     result = time_steps(result, steps, rounds, batch * seq, notes)
     for ref in ("transformers", "transformers_compiled", "keras_hub"):
         result.setdefault(f"vs_{ref}", None)
+    if "transformers" in steps and rounds:
+        _add_mfu(result, steps["transformers"], backend, shape)
     return result
+
+
+def _add_mfu(result, reference_step, backend, shape):
+    """Model FLOPs utilization (issue 45): the FLOPs of one step, counted on the transformers step (the same
+    work as ours: `harness.torch_step_flops`), per second of each side's median step, over the best float32
+    matmul rate this process reaches with its threads (our backend's and PyTorch's matmul, after the steps)."""
+    flops = torch_step_flops(reference_step)
+    gflops, library = best_matmul((backend, "torch"), n=2048 if shape == "base" else 512)
+    result.update(model_flops=flops, matmul_best_gflops=gflops, matmul_library=library,
+                  mfu={impl: mfu(flops, result[impl].get("step_s"), gflops)
+                       for impl in ("ours", "transformers", "transformers_compiled", "keras_hub")
+                       if isinstance(result.get(impl), dict) and result[impl].get("step_s")})
 
 
 # --- Report ---------------------------------------------------------------------------------------------
@@ -643,6 +658,17 @@ def _family_step(settings, family, shape, batch, seq, rounds, refs, torch_compil
 def _median(p):
     """The median of a paired ratio (a dict; a float from an older result)."""
     return p["median"] if isinstance(p, dict) else p
+
+
+def _mfu_text(r):
+    """'41% / 30% (1.23 TFLOP; 95.1 GFLOP/s torch)' of a result with `mfu`; '-' without."""
+    shares = r.get("mfu")
+    if not shares:
+        return "-"
+    percent = " / ".join(f"{100 * shares[impl]:.0f}%" if shares.get(impl) else "-"
+                         for impl in ("ours", "transformers"))
+    return (f"{percent} ({r['model_flops'] / 1e12:.3g} TFLOP; {r['matmul_best_gflops']:.1f} GFLOP/s "
+            f"{r['matmul_library']})")
 
 
 def report(by, quick):
@@ -671,14 +697,16 @@ def report(by, quick):
         family, _, backend = label.partition(" ")
         problem = failed(r)
         if problem:
-            rows.append([family, backend, problem] + ["-"] * 10)
+            rows.append([family, backend, problem] + ["-"] * 11)
             continue
         shapes.add(f"{r['shape']}, batch {r['batch']}, seq {r['seq']}")
         ours, hf, kh = r["ours"], r.get("transformers", {}), r.get("keras_hub", {})
         compiled = r.get("transformers_compiled")
         vs_hf, vs_kh = r.get("vs_transformers"), r.get("vs_keras_hub")
+        shares = r.get("mfu") or {}
         if r["shape"] == "base":  # the targets read base-size steps only (not --quick's tiny ones)
-            measured.setdefault(family, {})[backend] = (ours.get("step_s"), _median(vs_hf), _median(vs_kh))
+            measured.setdefault(family, {})[backend] = (ours.get("step_s"), _median(vs_hf), _median(vs_kh),
+                                                        shares.get("ours"))
         threads = r.get("threads")
         rows.append([
             family, backend, r["objective"], threads["threads"] if isinstance(threads, dict) else "default",
@@ -686,7 +714,7 @@ def report(by, quick):
             ("-" if compiled is None else f"{step(compiled)}, {paired_text(r.get('vs_transformers_compiled'))}"),
             step(kh), paired_text(vs_kh),
             r.get("params") or f"{fmt(ours.get('params'))} / {fmt(hf.get('params'))}",
-            r.get("rounds", "-"), "; ".join(r.get("notes", [])),
+            _mfu_text(r), r.get("rounds", "-"), "; ".join(r.get("notes", [])),
         ])
         rows[-1] = [str(cell).replace("|", "/") for cell in rows[-1]]
     if not rows:
@@ -701,6 +729,10 @@ def report(by, quick):
             others = ", ".join(f"{b} {v:.2f}x" for b, v in sorted(ratios.items()))
             targets.append((f"{family} pretraining step: ours >= {need}x {ref} (best backend)",
                             f"{ratios[best]:.2f}x ({best}); {others}", ratios[best] >= need))
+        share = per_backend[best][3]
+        if share is not None:
+            targets.append((f"{family} pretraining step: MFU >= 60% of the best matmul of the run (ours, best "
+                            "backend, base size)", f"{100 * share:.0f}% ({best})", share >= 0.6))
     title = ("### Each family's pretraining step (its own objective; AdamW, float32; ours, transformers and "
              "keras-hub in one process, the same threads per library, rounds rotating the order; ratios = median "
              "of per-round reference / ours (min-max); transformers' MLM decoders gathered at the predicted "
@@ -709,5 +741,6 @@ def report(by, quick):
         title += f"\n\n(--quick: tiny shapes, {QUICK_NO_TARGET})"
     header = ["family", "backend", "objective", "threads per library", "ours step s", "transformers step s",
               "ours vs transformers (paired)", "torch.compile step s, ours vs it", "keras-hub step s",
-              "ours vs keras-hub (paired)", "params", "rounds", "notes"]
+              "ours vs keras-hub (paired)", "params", "MFU ours / transformers (FLOPs per step; best matmul)",
+              "rounds", "notes"]
     return [title + "\n\n" + table(header, rows)], targets

@@ -24,7 +24,8 @@ from benchmarks import bench_corpus, bench_families, bench_fit, bench_precision,
 from benchmarks import bench_tagging  # noqa: E402
 from benchmarks.fixtures import ENCODERS, GPT, MLM_SHAPES, TINY, Skip  # noqa: E402
 from benchmarks.fixtures import build_mlm, corpus_lines, hf_encoder, median_time, our_encoder, quick_vocab  # noqa: E402
-from benchmarks.harness import add_compiled_reference, interleave, paired, rotation, same_params, with_threads  # noqa: E402
+from benchmarks.harness import add_compiled_reference, interleave, matmul_fn, paired, rotation, same_params  # noqa: E402
+from benchmarks.harness import with_threads  # noqa: E402
 from benchmarks.machine import keras_backend, peak_rss_mb  # noqa: E402
 
 
@@ -66,7 +67,7 @@ def mlm_train(impl, shape, batch, seq=128, predictions=20, repeats=3, warmup=1, 
     first_s = time.perf_counter() - start
     for _ in range(warmup - 1):
         step()
-    mm = _matmul_fn(backend, matmul_n)
+    mm = matmul_fn(backend, matmul_n)
     mm()
     times, mm_times = [], []
     for _ in range(repeats):
@@ -138,7 +139,7 @@ def _mlm_ab(settings, shape, batch, seq, predictions, rounds, matmul_n, full_las
     for _ in range(2):  # compilation, then an untimed warm-up round (every side built first)
         for step in steps.values():
             step()
-    mm = _matmul_fn(backend, matmul_n)
+    mm = matmul_fn(backend, matmul_n)
     mm()
     wall = {impl: [] for impl in steps}
     cpu = {impl: [] for impl in steps}
@@ -417,35 +418,9 @@ def tokenization(impl, num_lines=20000, batch=1000, vocab_size=8000, repeats=3):
 # --- (4) Matmul reference -----------------------------------------------------------------------------
 
 
-def _matmul_fn(library, n=2048):
-    """A function running one float32 n x n x n matmul (result on the host) with `library`."""
-    rs = np.random.RandomState(0)
-    a = rs.standard_normal((n, n)).astype("float32")
-    b = rs.standard_normal((n, n)).astype("float32")
-    if library == "numpy":
-        return lambda: a @ b
-    if library == "jax":
-        import jax
-
-        ja, jb = jax.device_put(a), jax.device_put(b)
-        f = jax.jit(lambda x, y: x @ y)
-        return lambda: f(ja, jb).block_until_ready()
-    if library == "torch":
-        import torch
-
-        ta, tb = torch.from_numpy(a), torch.from_numpy(b)
-        return lambda: torch.matmul(ta, tb)
-    if library == "tensorflow":
-        import tensorflow as tf
-
-        xa, xb = tf.constant(a), tf.constant(b)
-        return lambda: tf.linalg.matmul(xa, xb).numpy()
-    raise ValueError(library)
-
-
 def matmul(library, n=2048, repeats=10):
     """float32 n x n x n matmul rate (2 n^3 FLOPs) with numpy, jax, torch or tensorflow."""
-    median, times = median_time(_matmul_fn(library, n), repeats, 2)
+    median, times = median_time(matmul_fn(library, n), repeats, 2)
     return {"library": library, "n": n, "seconds": median, "gflops_per_s": 2 * n ** 3 / median / 1e9,
             "best_gflops_per_s": 2 * n ** 3 / min(times) / 1e9}
 

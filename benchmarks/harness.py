@@ -217,6 +217,74 @@ def add_compiled_reference(steps, result, notes):
     return True
 
 
+# --- Model FLOPs utilization -------------------------------------------------------------------------
+
+
+def matmul_fn(library, n=2048):
+    """A function running one float32 n x n x n matmul (result on the host) with `library` (numpy, jax, torch or
+    tensorflow)."""
+    import numpy as np
+
+    rs = np.random.RandomState(0)
+    a = rs.standard_normal((n, n)).astype("float32")
+    b = rs.standard_normal((n, n)).astype("float32")
+    if library == "numpy":
+        return lambda: a @ b
+    if library == "jax":
+        import jax
+
+        ja, jb = jax.device_put(a), jax.device_put(b)
+        f = jax.jit(lambda x, y: x @ y)
+        return lambda: f(ja, jb).block_until_ready()
+    if library == "torch":
+        import torch
+
+        ta, tb = torch.from_numpy(a), torch.from_numpy(b)
+        return lambda: torch.matmul(ta, tb)
+    if library == "tensorflow":
+        import tensorflow as tf
+
+        xa, xb = tf.constant(a), tf.constant(b)
+        return lambda: tf.linalg.matmul(xa, xb).numpy()
+    raise ValueError(library)
+
+
+def best_matmul(libraries, n=2048, repeats=5):
+    """`(GFLOP/s, library)`: the best float32 n^3 matmul rate (2 n^3 FLOPs, the fastest of `repeats` calls after
+    one untimed call) among `libraries`, measured in this process with its thread settings: the denominator of a
+    model FLOPs utilization (MFU) measured in the same run."""
+    best = (0.0, None)
+    for library in dict.fromkeys(libraries):
+        fn = matmul_fn(library, n)
+        fn()
+        times = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - start)
+        best = max(best, (2 * n ** 3 / min(times) / 1e9, library))
+    return best
+
+
+def torch_step_flops(step):
+    """The FLOPs of one call of the PyTorch training `step()` (forward, backward), counted by
+    `torch.utils.flop_counter.FlopCounterMode` (matmuls, convolutions, attention; elementwise work and the
+    optimizer update not counted): the model FLOPs of the work both sides do. The call is a real step."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    counter = FlopCounterMode(display=False)
+    with counter:
+        step()
+    return counter.get_total_flops()
+
+
+def mfu(flops, step_s, matmul_gflops):
+    """Model FLOPs utilization: `flops` per step over `step_s`, as a share of the best matmul rate."""
+    if not (flops and step_s and matmul_gflops):
+        return None
+    return flops / step_s / 1e9 / matmul_gflops
+
+
 # --- Report ---------------------------------------------------------------------------------------------
 
 

@@ -42,19 +42,35 @@ GROUPS = ("matmul", "mlm", "families", "fit", "inference", "generation", "data",
 # The default tier (`make bench`) runs the groups of the open benchmark issues (22: every family, `fit`, encoder
 # throughput, bfloat16, serving; 41: SQuAD, `qa`; 42: NER, `tagging`); the groups of resolved issues (the BERT MLM
 # step and its matmul reference, generation, data, the corpus builders) run in `--full` and with `--only`.
-DEFAULT_GROUPS = ("families", "fit", "inference", "precision", "serving", "qa", "tagging")
+# Issue 45 (open): `make bench` under 30 minutes with the fair harness (the same threads per side, >= 5
+# interleaved rounds). It times each target once on its best backend: every family's step (7 cases), the
+# encoders, the bfloat16 step on each backend (the target reads the fastest of each policy), the SQuAD and NER
+# fine-tuning steps. `--full` adds every backend, the torch.compile reference of every case, the bfloat16 loss
+# curves, `fit`, the serving SavedModels and the resolved issues' groups.
+DEFAULT_GROUPS = ("families", "inference", "precision", "qa", "tagging")
 BACKENDS = ("tensorflow", "jax", "torch")
 # The encoder families timed for inference (shapes in benchmarks.cases.ENCODERS); the family list itself is
 # keras_pretrain.families.
 INFERENCE_FAMILIES = ("bert", "albert", "roberta", "distil_bert")
 # The families whose own pretraining step is timed (benchmarks.bench_families).
 TRAINING_FAMILIES = ("albert", "roberta", "ernie", "distil_bert", "xlnet", "gpt", "elmo")
-# The default tier times each family on its best backend (`--inference_backend`, JAX, unless listed here).
+# The default tier times each family (and the qa and tagging steps: TASK_BEST_BACKEND) on its best backend (`--inference_backend`, JAX, unless listed here).
 # XLNet's depends on the CPU (RESULTS.md): on one with AVX-512 (Zen 5, 2026-12-02) TensorFlow 1.94-2.18x
 # transformers, PyTorch 1.09-1.17x, JAX 1.07x; on one without (Zen 3) PyTorch 1.155x, TensorFlow 0.87x.
 FAMILY_BEST_BACKENDS = {"xlnet": {"avx512f": ("tensorflow",), None: ("torch",)}}
 # Timed rounds per family (5 unless listed: issue 45 asks >= 5 for a reported ratio).
 FAMILY_ROUNDS = {}
+# The fine-tuning steps' best backend (2026-12-04, one thread per side: QA TensorFlow 1.50x, PyTorch 1.22x, JAX
+# 0.88x; NER TensorFlow 1.41x, JAX 1.198x, PyTorch 1.02x); `--full` times every backend.
+TASK_BEST_BACKEND = "tensorflow"
+
+
+def tier_threads(args):
+    """Threads per library in the comparisons: `--threads`, else one in the quick tier and every core this
+    process may use otherwise (each side pinned to the same cores: `benchmarks.harness.set_threads`)."""
+    if args.threads:
+        return args.threads
+    return 1 if args.quick else len(os.sched_getaffinity(0))
 
 
 def family_backends(family, default, flags):
@@ -95,8 +111,11 @@ def plan(args):
         for library in ("numpy", "jax", "torch", "tensorflow"):
             kwargs = {"library": library, "n": 2048, "repeats": 10 if full else 5}
             cases.append(("matmul", library, None, "matmul", kwargs))
-    threads = args.torch_threads or 1  # issue 45: the same threads for every library, one per side by default
+    threads = tier_threads(args)  # issue 45: the same threads for every library, pinned to the same cores
     compile_ = {"torch_compile": args.torch_compile}
+    # torch.compile's inductor takes minutes per base-size training step on 2 cores: the default tier compiles
+    # one reference (the first encoder, BERT), `--full` every one.
+    compile_all = {"torch_compile": args.torch_compile and full}
     if "mlm" in args.only:
         shapes = [("base", dict(batch=8, seq=128, predictions=20), 2, 5)]
         if full:
@@ -120,14 +139,15 @@ def plan(args):
             for backend in (args.backends if full else family_backends(family, best, flags)):
                 cases.append(("families", f"{family} {backend}", backend, "family_step",
                               dict(family=family, rounds=FAMILY_ROUNDS.get(family, 5), threads=threads,
-                                   **compile_)))
+                                   **compile_all)))
     if "fit" in args.only:
         for backend in (args.backends if full else [best]):
             cases.append(("fit", f"fit {backend}", backend, "fit_vs_step", {}))
     if "inference" in args.only:
         for family in INFERENCE_FAMILIES:  # ours and transformers in one process (issue 45)
             cases.append(("inference", family, best, "encoder_inference",
-                          dict(family=family, rounds=[7, 5], threads=threads, **compile_)))
+                          dict(family=family, rounds=[7, 5], threads=threads,
+                               **(compile_ if family in INFERENCE_FAMILIES[:1] else compile_all))))
     if "generation" in args.only:
         for impl, backend in (("ours", best), ("transformers_gpt1", None), ("transformers_gpt2", None)):
             # transformers' GPT-1 has no cache: ~30 s per generation on 2 cores, so one timed run.
@@ -157,7 +177,8 @@ def plan(args):
                           dict(threads=threads)))
         # 2 x 300 small-shape steps take minutes on 2 cores: the loss curves on one backend (PyTorch where
         # the CPU has bfloat16 units: its matmuls use them, XLA's do not), every backend with --full.
-        for backend in (args.backends if full else ["torch" if units else best]):
+        # The loss curves (2 x 300 steps x 4 seeds, ~6 minutes) check numbers, not speed: `--full` only.
+        for backend in (args.backends if full else []):
             cases.append(("precision", f"curve {backend}", backend, "precision_curve", {}))
     if "serving" in args.only:
         serving_families = INFERENCE_FAMILIES if full else INFERENCE_FAMILIES[:1]
@@ -169,18 +190,20 @@ def plan(args):
             cases.append(("serving", f"saved_model {family}", "tensorflow", "saved_model_serving",
                           dict(family=family, repeats=[7, 3] if full else [3, 2], **serving_threads)))
     if "qa" in args.only:
-        # Issue 45's rules: one process, the same threads per side (`--torch_threads`, default 1), >= 5 rounds.
+        # Issue 45's rules: one process, the same threads per side (`--threads`), >= 5 rounds.
         # Every backend in every tier (~6 minutes each on 2 cores): with the same threads the ratio differs by
         # backend (2026-12-04, one thread: JAX 0.88x, PyTorch 1.22x, TensorFlow 1.50x).
-        for backend in args.backends:
+        for backend in (args.backends if full else [TASK_BEST_BACKEND]):
             cases.append(("qa", f"step {backend}", backend, "qa_step", dict(rounds=5, threads=threads)))
-        # The SavedModel is a TensorFlow program. BERT-base over ~2.5 windows of 384 per question: batch 8 here.
-        cases.append(("qa", "serving", "tensorflow", "qa_serving",
-                      dict(batch=32 if full else 8, rounds=5, threads=threads)))
+        # The SavedModel is a TensorFlow program. BERT-base over ~2.5 windows of 384 per question, batch 32:
+        # ~10 minutes, `--full` (or `--only qa`).
+        if full or "qa" in getattr(args, "only_asked", ()):
+            cases.append(("qa", "serving", "tensorflow", "qa_serving",
+                          dict(batch=32 if full else 8, rounds=5, threads=threads)))
     if "tagging" in args.only:
-        # The qa step's rules (one process, `--torch_threads` per side, default 1, >= 5 rounds), every backend:
+        # The qa step's rules (one process, `--threads` per side, >= 5 rounds), the best backend (`--full`: every one):
         # BERT-base, batch 8 x seq 128, 9 labels (~2-4 minutes per backend on 2 cores).
-        for backend in args.backends:
+        for backend in (args.backends if full else [TASK_BEST_BACKEND]):
             cases.append(("tagging", f"ner {backend}", backend, "ner_step", dict(rounds=5, threads=threads)))
     return cases
 
@@ -194,7 +217,7 @@ def quick_plan(args):
     memory case (the in-process builder: "builder ours") and the bfloat16 step timing (both policies' steps:
     the loss curves)."""
     backend = args.inference_backend
-    threads = args.torch_threads or 1
+    threads = tier_threads(args)
     # No torch.compile reference here: its inductor compilation of even the tiny step takes ~40 s on a cold cache
     # (measured 2026-12-05), a quarter of the tier; the default and full tiers time it beside eager.
     compile_ = {"torch_compile": False}
@@ -576,8 +599,8 @@ def build_report(results, args, info, load_start, load_end, started, wall):
         "# Benchmark results" + (" (--quick smoke test, tiny shapes: not meaningful)" if args.quick else ""),
         "",
         f"Run {started} UTC by `python -m benchmarks.run{' --quick' if args.quick else ' --full' if args.full else ''}`, "
-        f"{wall / 60:.1f} minutes, threads per library in the comparisons {args.torch_threads or 1} (set and "
-        "printed by `benchmarks.harness.set_threads`; `--torch_threads`). Each case in its own process (fresh "
+        f"{wall / 60:.1f} minutes, threads per library in the comparisons {tier_threads(args)}, each side pinned to "
+        "the same cores (set and printed by `benchmarks.harness.set_threads`; `--threads`). Each case in its own process (fresh "
         "backend); every comparison runs its sides in that one process, rounds rotating the order, warm-up "
         "(compilation) untimed, ratios = median of the per-round ratios (min-max). Generated by benchmarks/run.py.",
         "",
@@ -673,10 +696,12 @@ def main(argv=None):
                         help="Markdown file to write (default: benchmarks/RESULTS.md for a run of the "
                              "tier's groups, nothing for --quick, --match or another --only); '-' for none")
     parser.add_argument("--timeout", type=int, default=900, help="seconds per case")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="threads per library in every comparison, each side pinned to the same cores "
+                             "(default: 1 with --quick, else every core this process may use)")
     parser.add_argument("--torch_threads", type=int, default=None,
-                        help="OMP_NUM_THREADS for the PyTorch cases (transformers, Keras torch backend). On a "
-                             "loaded shared machine 1 is steadier than torch's default (all cores), whose "
-                             "OpenMP threads wait for descheduled peers")
+                        help="OMP_NUM_THREADS of the case processes that run PyTorch (the cases outside the "
+                             "harness: `mlm_train`, `saved_model_serving`); the comparisons read --threads")
     parser.add_argument("--no_torch_compile", dest="torch_compile", action="store_false",
                         help="leave out the torch.compile reference (timed beside eager transformers where it runs)")
     parser.add_argument("--json", default=None, help="also write the raw results to this JSON file")
@@ -686,6 +711,7 @@ def main(argv=None):
     if args.quick and args.full:
         parser.error("--quick and --full: choose one")
     tier_groups = GROUPS if args.full or args.quick else DEFAULT_GROUPS
+    args.only_asked = [] if args.only is None else [g.strip() for g in args.only.split(",")]
     args.only = list(tier_groups) if args.only is None else [g.strip() for g in args.only.split(",") if g.strip()]
     args.backends = [b.strip() for b in args.backends.split(",") if b.strip()]
     unknown = [g for g in args.only if g not in GROUPS] + [b for b in args.backends if b not in BACKENDS]
