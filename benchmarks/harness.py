@@ -220,6 +220,18 @@ def add_compiled_reference(steps, result, notes):
 # --- Model FLOPs utilization -------------------------------------------------------------------------
 
 
+def median_time(fn, repeats, warmup):
+    """(median seconds, all times) of `repeats` timed calls of `fn` after `warmup` untimed ones."""
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), times
+
+
 def matmul_fn(library, n=2048):
     """A function running one float32 n x n x n matmul (result on the host) with `library` (numpy, jax, torch or
     tensorflow)."""
@@ -255,13 +267,7 @@ def best_matmul(libraries, n=2048, repeats=5):
     model FLOPs utilization (MFU) measured in the same run."""
     best = (0.0, None)
     for library in dict.fromkeys(libraries):
-        fn = matmul_fn(library, n)
-        fn()
-        times = []
-        for _ in range(repeats):
-            start = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - start)
+        _, times = median_time(matmul_fn(library, n), repeats, 1)
         best = max(best, (2 * n ** 3 / min(times) / 1e9, library))
     return best
 
