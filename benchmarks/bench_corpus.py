@@ -14,7 +14,8 @@ import sys
 import tempfile
 import time
 
-from benchmarks.fixtures import CORPUS, build_mlm, median_time, run_command, write_corpus, write_records, write_vocab
+from benchmarks.fixtures import CORPUS, build_mlm, run_command, write_corpus, write_records, write_vocab
+from benchmarks.harness import median_time
 from benchmarks.machine import peak_rss_mb
 from benchmarks.report import failed, fmt, table
 

@@ -23,9 +23,9 @@ import numpy as np  # noqa: E402
 from benchmarks import bench_corpus, bench_families, bench_fit, bench_precision, bench_qa, bench_serving  # noqa: E402
 from benchmarks import bench_tagging  # noqa: E402
 from benchmarks.fixtures import ENCODERS, GPT, MLM_SHAPES, TINY, Skip  # noqa: E402
-from benchmarks.fixtures import build_mlm, corpus_lines, hf_encoder, median_time, our_encoder, quick_vocab  # noqa: E402
+from benchmarks.fixtures import build_mlm, corpus_lines, hf_encoder, our_encoder, quick_vocab  # noqa: E402
 from benchmarks.harness import add_compiled_reference, interleave, matmul_fn, paired, rotation, same_params  # noqa: E402
-from benchmarks.harness import with_threads  # noqa: E402
+from benchmarks.harness import median_time, with_threads  # noqa: E402
 from benchmarks.machine import keras_backend, peak_rss_mb  # noqa: E402
 
 

@@ -38,8 +38,6 @@ GPT = dict(L=12, H=768, A=12, I=3072, V=40478)
 TINY = dict(L=2, H=64, A=2, I=128, V=1000, E=32)
 
 
-from benchmarks.harness import median_time  # noqa: E402,F401 - re-exported: the cases time with it
-
 
 class Skip(Exception):
     """The case cannot run here (a family not implemented yet)."""
