@@ -30,7 +30,7 @@ import numpy as np
 
 from benchmarks.fixtures import ENCODERS, GPT, TINY, gather_rows, hf_mlm_loss, mlm_batch, torch_train_step
 from benchmarks.harness import QUICK_NO_TARGET, add_compiled_reference, best_matmul, mfu, ratio_text, same_params
-from benchmarks.harness import time_steps, torch_step_flops, with_threads
+from benchmarks.harness import time_steps, with_threads
 from benchmarks.report import failed, fmt, table
 
 IMPLS = ("ours", "transformers", "keras_hub")
@@ -632,21 +632,22 @@ def _family_step(settings, family, shape, batch, seq, rounds, refs, torch_compil
         if add_compiled_reference(steps, result, notes):
             result["transformers_compiled"] = {"params": result["transformers"]["params"],
                                                "compile_s": time.perf_counter() - start}
-    result = time_steps(result, steps, rounds, batch * seq, notes)
+    result = time_steps(result, steps, rounds, batch * seq, notes, count_flops="transformers")
     for ref in ("transformers", "transformers_compiled", "keras_hub"):
         result.setdefault(f"vs_{ref}", None)
     if "transformers" in steps and rounds:
-        _add_mfu(result, steps["transformers"], backend, shape)
+        _add_mfu(result, backend, shape)
     return result
 
 
-def _add_mfu(result, reference_step, backend, shape):
+def _add_mfu(result, backend, shape):
     """Model FLOPs utilization (issue 45): the FLOPs of one step, counted on the transformers step (the same
-    work as ours: `harness.torch_step_flops`), per second of each side's median step, over the best float32
-    matmul rate this process reaches with its threads (our backend's and PyTorch's matmul, after the steps)."""
-    flops = torch_step_flops(reference_step)
+    work as ours; `time_steps` counts them on its warm-up step with `harness.torch_step_flops`), per second of
+    each side's median step, over the best float32 matmul rate this process reaches with its threads (our
+    backend's and PyTorch's matmul, after the steps)."""
+    flops = result["model_flops"]
     gflops, library = best_matmul((backend, "torch"), n=2048 if shape == "base" else 512)
-    result.update(model_flops=flops, matmul_best_gflops=gflops, matmul_library=library,
+    result.update(matmul_best_gflops=gflops, matmul_library=library,
                   mfu={impl: mfu(flops, result[impl].get("step_s"), gflops)
                        for impl in ("ours", "transformers", "transformers_compiled", "keras_hub")
                        if isinstance(result.get(impl), dict) and result[impl].get("step_s")})

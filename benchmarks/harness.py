@@ -118,16 +118,19 @@ def rotation(names, rounds):
     return [names[r % len(names):] + names[:r % len(names)] for r in range(rounds)]
 
 
-def interleave(calls, rounds, clock=time.perf_counter):
+def interleave(calls, rounds, clock=time.perf_counter, last=None):
     """Times `rounds` rounds of one call of each of `calls` ({name: fn}), the order rotating between rounds.
 
-    Returns {name: [seconds per round]}."""
+    Returns {name: [seconds per round]}; `last` (a dict), when given, gets each call's return value of the last
+    round (a step's loss: no extra step is needed to read it)."""
     times = {name: [] for name in calls}
     for order in rotation(calls, rounds):
         for name in order:
             start = clock()
-            calls[name]()
+            value = calls[name]()
             times[name].append(clock() - start)
+            if last is not None:
+                last[name] = value
     return times
 
 
@@ -146,21 +149,28 @@ def ratio_text(p, digits=2):
     return f"{p['median']:.{digits}f}x ({p['min']:.{digits}f}-{p['max']:.{digits}f})"
 
 
-def time_steps(result, steps, rounds, tokens, notes, reference="transformers", ours="ours"):
+def time_steps(result, steps, rounds, tokens, notes, reference="transformers", ours="ours", count_flops=None):
     """Times the `steps` (name -> `step()` returning the loss) into `result`: a compiling step and a warm-up
-    step each (untimed; `loss_first`, `first_step_s`), `rounds` interleaved rounds (`times`, `step_s` median),
-    one more untimed step (`loss_last`); `vs_{name}` paired ratio name / ours for every other side (and
-    `vs_transformers` as before); `tokens` per step for `tokens_per_s`. `result[name]` must exist (a dict)."""
+    step each (untimed; `loss_first`, `first_step_s`), `rounds` interleaved rounds (`times`, `step_s` median;
+    `loss_last`: the loss of the last round's step); `vs_{name}` paired ratio name / ours for every other side
+    (and `vs_transformers` as before); `tokens` per step for `tokens_per_s`. `result[name]` must exist (a dict).
+
+    `count_flops` names a PyTorch side whose warm-up step runs under `torch_step_flops` (`result["model_flops"]`):
+    the FLOPs of the work at no extra step."""
     for name, step in steps.items():
         begin = time.perf_counter()
         result[name]["loss_first"] = step()
         result[name]["first_step_s"] = time.perf_counter() - begin
-    for step in steps.values():
-        step()
-    times = interleave(steps, rounds)
+    for name, step in steps.items():
+        if name == count_flops:
+            result["model_flops"] = torch_step_flops(step)
+        else:
+            step()
+    last = {}
+    times = interleave(steps, rounds, last=last)
     for name, step in steps.items():  # the loss still finite (and falling)
         result[name].update(times=times[name], step_s=statistics.median(times[name]) if rounds else None,
-                            loss_last=step())
+                            loss_last=last[name] if rounds else step())
     for name in steps:
         if name != ours:
             result[f"vs_{name}"] = paired(times[name], times[ours]) if rounds else None

@@ -55,6 +55,34 @@ def test_interleave_times_each_call_in_the_rotated_order():
     assert times == {"ours": [1.0] * 5, "transformers": [3.0] * 5, "keras_hub": [2.0] * 5}
 
 
+@pytest.mark.one_backend
+def test_time_steps_reads_the_last_loss_and_the_flops_without_extra_steps():
+    import torch
+
+    layer = torch.nn.Linear(4, 3, bias=False)
+    x = torch.ones(2, 4)
+    calls = {"ours": 0, "transformers": 0}
+
+    def step(name):
+        def fn():
+            calls[name] += 1
+            if name == "ours":
+                return 10.0 - calls[name]
+            loss = layer(x).sum()
+            loss.backward()
+            return -float(calls[name])
+        return fn
+
+    result = harness.time_steps({"ours": {}, "transformers": {}}, {"ours": step("ours"), "transformers":
+                                step("transformers")}, 5, 16, [], count_flops="transformers")
+    # A compiling step, a warm-up step (the FLOPs counted on transformers' one), 5 rounds: 7 steps, none more.
+    assert calls == {"ours": 7, "transformers": 7}
+    assert result["model_flops"] == 96  # forward 48 + the weight's gradient 48
+    assert (result["ours"]["loss_first"], result["ours"]["loss_last"]) == (9.0, 3.0)
+    assert result["transformers"]["loss_last"] == -7.0
+    assert len(result["ours"]["times"]) == 5 and result["vs_transformers"]["median"] > 0
+
+
 def test_same_params_prints_equal_counts_and_refuses_different_ones():
     assert same_params({"ours": 10, "transformers": 10}) == "trainable parameters equal: ours 10, transformers 10"
     line = same_params({"ours": 12, "keras_hub": 12, "transformers": 10},
