@@ -325,6 +325,15 @@ def run_cases_together(cases, backend, timeout, torch_threads=None):
     return [results.get(i, crash) for i in range(len(cases))], time.perf_counter() - start
 
 
+def case_times(results, wall):
+    """The wall time of each case's process (start-up, build, compilation and timing), longest first: where the
+    run's minutes go."""
+    rows = sorted(([f"{r['group']} {r['label']}", r.get("backend") or "-", f"{r['wall_s']:.0f}"]
+                   for r in results if r.get("wall_s") is not None), key=lambda row: -float(row[2]))
+    return (f"### Where the {wall / 60:.1f} minutes went (each case's process: start-up, build, compilation, "
+            "timed rounds)\n\n" + table(["case", "backend", "wall s"], rows))
+
+
 def build_report(results, args, info, load_start, load_end, started, wall):
     by = {(r["group"], r["label"]): dict(r["result"], load=r["load_1min"]) for r in results}
     sections = []
@@ -654,6 +663,7 @@ def build_report(results, args, info, load_start, load_end, started, wall):
     method = (mlm_method if "mlm" in args.only else []) + ([encoders] if "inference" in args.only else [])
     if method:  # the method of the MLM and encoder tables, when they ran
         sections.append("\n".join(["### Method", ""] + method + [rss]))
+    sections.append(case_times(results, wall))
     body = "\n".join(head) + "\n\n" + "\n\n".join(sections) + "\n"
     return body, targets
 

@@ -356,3 +356,15 @@ def test_the_families_report_judges_mfu_on_the_best_backend():
     mfu_targets = [t for t in targets if "MFU" in t[0]]
     assert mfu_targets == [(mfu_targets[0][0], "65% (jax)", True)]  # the fastest backend's, not the other's
     assert "65% / 32% (1 TFLOP; 100.0 GFLOP/s torch)" in sections[0]
+
+
+def test_the_report_says_where_the_minutes_went():
+    from benchmarks import run
+
+    results = [{"group": "families", "label": "gpt jax", "backend": "jax", "wall_s": 120.4},
+               {"group": "families", "label": "elmo jax", "backend": "jax", "wall_s": 400.0},
+               {"group": "qa", "label": "serving", "backend": None, "wall_s": 60.0}]
+    text = run.case_times(results, 580.4)
+    assert text.startswith("### Where the 9.7 minutes went")
+    rows = [line for line in text.splitlines() if line.startswith("| families") or line.startswith("| qa")]
+    assert rows == ["| families elmo jax | jax | 400 |", "| families gpt jax | jax | 120 |", "| qa serving | - | 60 |"]
