@@ -10,8 +10,8 @@ import random
 import statistics
 import time
 
-from benchmarks.fixtures import CORPUS, MLM_SHAPES, build_mlm, write_vocab
-from benchmarks.harness import interleave, paired, ratio_text, with_threads
+from benchmarks.fixtures import CORPUS, MLM_SHAPES, build_mlm, mlm_step_flops, write_vocab
+from benchmarks.harness import interleave, matmul_rate, paired, ratio_text, with_threads
 from benchmarks.machine import cpu_bf16_units, keras_backend
 from benchmarks.report import failed, fmt, table
 
@@ -47,10 +47,26 @@ def _mlm_precision(settings, shape, batch, seq, predictions, rounds):
     times = interleave({p: (lambda p=p: _with_policy(p, steps[p])) for p in POLICIES}, rounds)
     medians = {p: statistics.median(t) for p, t in times.items()}
     speedup = paired(times["float32"], times["mixed_bfloat16"])
-    return {"backend": keras_backend(), "shape": shape, "batch": batch, "rounds": rounds, "threads": settings,
-            "times": times, "first_step_s": first, "float32_step_s": medians["float32"],
-            "bf16_step_s": medians["mixed_bfloat16"], "speedup": speedup["median"], "speedup_paired": speedup,
-            "cpu_bf16_units": cpu_bf16_units()}
+    result = {"backend": keras_backend(), "shape": shape, "batch": batch, "rounds": rounds, "threads": settings,
+              "times": times, "first_step_s": first, "float32_step_s": medians["float32"],
+              "bf16_step_s": medians["mixed_bfloat16"], "speedup": speedup["median"], "speedup_paired": speedup,
+              "cpu_bf16_units": cpu_bf16_units()}
+    result.update(kernel_account(MLM_SHAPES[shape], batch, seq, predictions, medians["float32"]))
+    return result
+
+
+def kernel_account(dims, batch, seq, predictions, float32_step_s, n=2048):
+    """Why the step speeds up as it does (issue 45: "which kernels stay fp32"): the backend's own n^3 matmul rate
+    in float32 and in bfloat16, measured in this process with its threads; the share of the float32 step its
+    matmuls take (the step's matmul FLOPs, `fixtures.mlm_step_flops`, at the float32 rate); and the bfloat16 step
+    that would follow if only the matmuls changed speed, at the bfloat16 rate (Amdahl): what the rest of the step
+    (elementwise work, LayerNorm, softmax, the optimizer, the casts) leaves."""
+    library = keras_backend()
+    rates = {dtype: matmul_rate(library, n, dtype, repeats=3) for dtype in ("float32", "bfloat16")}
+    matmul_s = mlm_step_flops(batch=batch, seq=seq, predictions=predictions, **dims) / rates["float32"] / 1e9
+    share = min(matmul_s / float32_step_s, 1.0)
+    if_only_matmuls = float32_step_s * (1 - share) + float32_step_s * share * rates["float32"] / rates["bfloat16"]
+    return {"matmul_gflops": rates, "matmul_share_float32": share, "bf16_step_if_only_matmuls_s": if_only_matmuls}
 
 
 def fastest_speedup(results):
@@ -149,6 +165,15 @@ def precision_curve(shape="small", steps=300, batch=8, seq=128, predictions=20, 
             "final_loss": {p: float(np.mean(c[-window:])) for p, c in mean.items()}}
 
 
+def _account_cells(r):
+    """The kernel-account cells of a step result (`kernel_account`); '-' for a result from before it."""
+    rates = r.get("matmul_gflops")
+    if not rates:
+        return ["-", "-", "-"]
+    return [f"{rates['float32']:.0f} / {rates['bfloat16']:.0f} ({rates['bfloat16'] / rates['float32']:.2f}x)",
+            f"{100 * r['matmul_share_float32']:.0f}%", fmt(r["bf16_step_if_only_matmuls_s"], 2)]
+
+
 def report(by, quick):
     """(markdown sections, targets) of the precision group, from the results keyed (group, label)."""
     sections, targets, rows = [], [], []
@@ -157,14 +182,15 @@ def report(by, quick):
     for label, r in steps.items():
         problem = failed(r)
         if problem:
-            rows.append([label, problem, "-", "-", "-", "-"])
+            rows.append([label, problem] + ["-"] * 7)
             continue
         units = r["cpu_bf16_units"]
         threads = r.get("threads")
         rows.append([f"{r['backend']} (BERT-{r['shape']})", fmt(r["float32_step_s"], 2), fmt(r["bf16_step_s"], 2),
                      ratio_text(r["speedup_paired"]) if r.get("speedup_paired") else f"{r['speedup']:.2f}x",
                      threads["threads"] if isinstance(threads, dict) else "default",
-                     f"{r['first_step_s']['float32']:.0f} / {r['first_step_s']['mixed_bfloat16']:.0f}"])
+                     f"{r['first_step_s']['float32']:.0f} / {r['first_step_s']['mixed_bfloat16']:.0f}",
+                     *_account_cells(r)])
     ok = [r for r in steps.values() if not failed(r)]
     base = [r for r in ok if r["shape"] == "base"] or ok
     fastest, across = "", fastest_speedup(base)
@@ -178,10 +204,19 @@ def report(by, quick):
             f"### bfloat16 mixed precision (ours, BERT MLM step, batch 8, seq 128; float32 and "
             f"mixed_bfloat16 in one process, rounds alternating)\n\n"
             + table(["backend", "float32 step s", "mixed_bfloat16 step s",
-                     "speed-up (median of per-round ratios, min-max)", "threads", "first step s (f32 / bf16)"],
-                    rows)
+                     "speed-up (median of per-round ratios, min-max)", "threads", "first step s (f32 / bf16)",
+                     "the backend's 2048^3 matmul GFLOP/s, f32 / bf16", "matmuls' share of the f32 step",
+                     "bf16 step s if only the matmuls changed"], rows)
             + f"\n\nThe CPU's bfloat16 instructions (/proc/cpuinfo): {', '.join(units) if units else 'none'}."
-            + fastest)
+            + fastest
+            + "\n\nThe kernel account (issue 45: why each backend speeds up as it does): each backend's own "
+              "float32 and bfloat16 matmul rates, measured in the case's process with its threads; the step's "
+              "matmul FLOPs (`fixtures.mlm_step_flops`) at the float32 rate over the float32 step; and the "
+              "bfloat16 step that would follow if only those matmuls ran at the bfloat16 rate and the rest of the "
+              "step (elementwise work, LayerNorm, softmax, the optimizer in float32, the casts) stayed as in "
+              "float32. A backend whose bfloat16 matmul is no faster than its float32 one (no bfloat16 kernel: "
+              "its compiler computes the dot in float32 between casts) cannot speed up at all; the measured "
+              "bfloat16 step above the last column is what the casts and the float32 rest cost.")
     curves = {label: r for (group, label), r in by.items() if group == "precision" and label.startswith("curve")}
     curve_rows = []
     for label, r in curves.items():

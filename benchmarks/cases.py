@@ -22,31 +22,11 @@ import numpy as np  # noqa: E402
 
 from benchmarks import bench_corpus, bench_families, bench_fit, bench_precision, bench_qa, bench_serving  # noqa: E402
 from benchmarks import bench_tagging  # noqa: E402
-from benchmarks.fixtures import ENCODERS, GPT, MLM_SHAPES, TINY, Skip  # noqa: E402
+from benchmarks.fixtures import ENCODERS, GPT, MLM_SHAPES, TINY, Skip, mlm_step_flops  # noqa: E402,F401
 from benchmarks.fixtures import build_mlm, corpus_lines, hf_encoder, our_encoder, quick_vocab  # noqa: E402
 from benchmarks.harness import add_compiled_reference, interleave, matmul_fn, paired, rotation, same_params  # noqa: E402
 from benchmarks.harness import median_time, with_threads  # noqa: E402
 from benchmarks.machine import keras_backend, peak_rss_mb  # noqa: E402
-
-
-def mlm_step_flops(L, H, I, V, batch, seq, predictions, **_):
-    """Model FLOPs of one MLM training step (forward + backward = 3 x forward), the useful work only.
-
-    Per layer and token, 2 * (4 H^2 + 2 H I) forward FLOPs for the matmuls (Q, K, V, output, two FFN)
-    and 4 T H for attention (scores and weighted values). Only the hidden states at the P predicted
-    positions reach the loss, so the useful work of the last layer is its K and V projections at all T
-    tokens and the rest at the P positions only (attention P x T). Then the MLM head (transform dense
-    and tied decoder) at the P positions: 2 (H^2 + H V) per prediction. x3 for training. Embedding
-    lookups, LayerNorm, softmax, GELU, the optimizer update and the pooler are not counted.
-    keras-hub's BertMaskedLM runs its last layer at all T positions, transformers' BertForMaskedLM
-    also its decoder: that extra work is not counted as useful (ours skips both).
-    """
-    per_token = 2 * (4 * H * H + 2 * H * I)
-    forward = (L - 1) * batch * seq * (per_token + 4 * seq * H)
-    forward += batch * seq * 2 * (2 * H * H)  # last layer: K and V at every token
-    forward += batch * predictions * (2 * (2 * H * H + 2 * H * I) + 4 * seq * H)  # Q, out, FFN, attention
-    forward += batch * predictions * 2 * (H * H + H * V)  # MLM head
-    return 3 * forward
 
 
 # --- (1) MLM pretraining steps ------------------------------------------------------------------------

@@ -39,6 +39,26 @@ TINY = dict(L=2, H=64, A=2, I=128, V=1000, E=32)
 
 
 
+def mlm_step_flops(L, H, I, V, batch, seq, predictions, **_):
+    """Model FLOPs of one MLM training step (forward + backward = 3 x forward), the useful work only.
+
+    Per layer and token, 2 * (4 H^2 + 2 H I) forward FLOPs for the matmuls (Q, K, V, output, two FFN)
+    and 4 T H for attention (scores and weighted values). Only the hidden states at the P predicted
+    positions reach the loss, so the useful work of the last layer is its K and V projections at all T
+    tokens and the rest at the P positions only (attention P x T). Then the MLM head (transform dense
+    and tied decoder) at the P positions: 2 (H^2 + H V) per prediction. x3 for training. Embedding
+    lookups, LayerNorm, softmax, GELU, the optimizer update and the pooler are not counted.
+    keras-hub's BertMaskedLM runs its last layer at all T positions, transformers' BertForMaskedLM
+    also its decoder: that extra work is not counted as useful (ours skips both).
+    """
+    per_token = 2 * (4 * H * H + 2 * H * I)
+    forward = (L - 1) * batch * seq * (per_token + 4 * seq * H)
+    forward += batch * seq * 2 * (2 * H * H)  # last layer: K and V at every token
+    forward += batch * predictions * (2 * (2 * H * H + 2 * H * I) + 4 * seq * H)  # Q, out, FFN, attention
+    forward += batch * predictions * 2 * (H * H + H * V)  # MLM head
+    return 3 * forward
+
+
 class Skip(Exception):
     """The case cannot run here (a family not implemented yet)."""
 

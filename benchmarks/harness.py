@@ -242,33 +242,41 @@ def median_time(fn, repeats, warmup):
     return statistics.median(times), times
 
 
-def matmul_fn(library, n=2048):
-    """A function running one float32 n x n x n matmul (result on the host) with `library` (numpy, jax, torch or
-    tensorflow)."""
+def matmul_fn(library, n=2048, dtype="float32"):
+    """A function running one n x n x n matmul of `dtype` ("float32" or "bfloat16"; the result in that dtype, on
+    the host) with `library` (numpy: float32 only; jax, torch or tensorflow)."""
     import numpy as np
 
     rs = np.random.RandomState(0)
     a = rs.standard_normal((n, n)).astype("float32")
     b = rs.standard_normal((n, n)).astype("float32")
+    if dtype not in ("float32", "bfloat16") or (library == "numpy" and dtype != "float32"):
+        raise ValueError(f"no {dtype} matmul for {library}")
     if library == "numpy":
         return lambda: a @ b
     if library == "jax":
         import jax
 
-        ja, jb = jax.device_put(a), jax.device_put(b)
+        ja, jb = jax.device_put(a).astype(dtype), jax.device_put(b).astype(dtype)
         f = jax.jit(lambda x, y: x @ y)
         return lambda: f(ja, jb).block_until_ready()
     if library == "torch":
         import torch
 
-        ta, tb = torch.from_numpy(a), torch.from_numpy(b)
+        ta, tb = torch.from_numpy(a).to(getattr(torch, dtype)), torch.from_numpy(b).to(getattr(torch, dtype))
         return lambda: torch.matmul(ta, tb)
     if library == "tensorflow":
         import tensorflow as tf
 
-        xa, xb = tf.constant(a), tf.constant(b)
+        xa, xb = tf.cast(tf.constant(a), dtype), tf.cast(tf.constant(b), dtype)
         return lambda: tf.linalg.matmul(xa, xb).numpy()
     raise ValueError(library)
+
+
+def matmul_rate(library, n=2048, dtype="float32", repeats=5):
+    """GFLOP/s of the fastest of `repeats` `matmul_fn(library, n, dtype)` calls after one untimed call."""
+    _, times = median_time(matmul_fn(library, n, dtype), repeats, 1)
+    return 2 * n ** 3 / min(times) / 1e9
 
 
 def best_matmul(libraries, n=2048, repeats=5):
@@ -277,8 +285,7 @@ def best_matmul(libraries, n=2048, repeats=5):
     model FLOPs utilization (MFU) measured in the same run."""
     best = (0.0, None)
     for library in dict.fromkeys(libraries):
-        _, times = median_time(matmul_fn(library, n), repeats, 1)
-        best = max(best, (2 * n ** 3 / min(times) / 1e9, library))
+        best = max(best, (matmul_rate(library, n, repeats=repeats), library))
     return best
 
 

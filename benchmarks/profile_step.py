@@ -21,7 +21,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 
-from benchmarks.cases import mlm_step_flops  # noqa: E402
+from benchmarks.fixtures import mlm_step_flops  # noqa: E402
 from benchmarks.fixtures import MLM_SHAPES  # noqa: E402
 from benchmarks.fixtures import mlm_batch  # noqa: E402
 

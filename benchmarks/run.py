@@ -19,7 +19,7 @@ BERT-base fine-tuning step at seq 384 vs BertForQuestionAnswering, and the QA se
 answers out, vs transformers' tokenizer + model + Python post-processing; the same threads on both sides:
 `benchmarks.bench_qa`), tagging (NER: the BERT-base token-classification fine-tuning step, 9 labels, vs
 BertForTokenClassification, by the same rules: `benchmarks.bench_tagging`). Model FLOPs
-utilization = achieved FLOP/s of the BERT-base step (formula in `benchmarks.cases.mlm_step_flops`) / the
+utilization = achieved FLOP/s of the BERT-base step (formula in `benchmarks.fixtures.mlm_step_flops`) / the
 best matmul FLOP/s of the same run.
 """
 
@@ -647,7 +647,7 @@ def build_report(results, args, info, load_start, load_end, started, wall):
         "the same threads for every library, rounds of one step each (order rotating), ratio = median over "
         "rounds of reference step / ours step (min-max), so load changes from other users hit all alike; the "
         "targets use these ratios (the separate-process columns of the first table are for tokens/s and MFU).",
-        "- Model FLOPs per step (the useful work, `benchmarks.cases.mlm_step_flops`) = 3 x forward, with "
+        "- Model FLOPs per step (the useful work, `benchmarks.fixtures.mlm_step_flops`) = 3 x forward, with "
         "forward = (L - 1) B T (8 H^2 + 4 H I + 4 T H) for all layers but the last, + B T 4 H^2 for the last "
         "layer's K and V projections, + B P (4 H^2 + 4 H I + 4 T H) for the rest of the last layer at the P "
         "predicted positions (only those reach the loss), + B P 2 (H^2 + H V) for the MLM head; B batch, "

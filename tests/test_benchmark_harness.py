@@ -242,6 +242,26 @@ def test_the_bf16_target_reads_the_fastest_steps_across_backends():
     assert "loss curve" not in name and ok
 
 
+def test_the_bf16_kernel_account_is_amdahl_over_the_matmuls(monkeypatch):
+    from benchmarks import bench_precision
+    from benchmarks.fixtures import MLM_SHAPES, mlm_step_flops
+
+    dims = MLM_SHAPES["base"]
+    flops = mlm_step_flops(batch=8, seq=128, predictions=20, **dims)
+    rates = {"float32": 300.0, "bfloat16": 1200.0}
+    monkeypatch.setattr(bench_precision, "matmul_rate", lambda library, n, dtype, repeats: rates[dtype])
+    monkeypatch.setattr(bench_precision, "keras_backend", lambda: "tensorflow")
+    f32_step = 2 * flops / 300e9  # the matmuls take half the float32 step
+    account = bench_precision.kernel_account(dims, 8, 128, 20, f32_step)
+    assert account["matmul_share_float32"] == pytest.approx(0.5)
+    assert account["bf16_step_if_only_matmuls_s"] == pytest.approx(f32_step * (0.5 + 0.5 / 4))
+    rates["bfloat16"] = 240.0  # a bf16 matmul slower than float32 (no bf16 kernel): no speed-up possible
+    assert bench_precision.kernel_account(dims, 8, 128, 20, f32_step)["bf16_step_if_only_matmuls_s"] > f32_step
+    by = {("precision", "step tensorflow"): dict(_precision("tensorflow", 1.82, 1.25), **account)}
+    [section] = bench_precision.report(by, quick=False)[0]
+    assert "300 / 1200 (4.00x) | 50% |" in section
+
+
 # --- The same work: transformers' MLM decoder at the predicted positions -------------------------------------
 
 
