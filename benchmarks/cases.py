@@ -21,7 +21,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import numpy as np  # noqa: E402
 
 from benchmarks import bench_corpus, bench_families, bench_fit, bench_precision, bench_qa, bench_serving  # noqa: E402
-from benchmarks import bench_tagging  # noqa: E402
+from benchmarks import bench_glue, bench_tagging  # noqa: E402
 from benchmarks.fixtures import ENCODERS, GPT, MLM_SHAPES, TINY, Skip, mlm_step_flops  # noqa: E402,F401
 from benchmarks.fixtures import build_mlm, corpus_lines, hf_encoder, our_encoder, quick_vocab  # noqa: E402
 from benchmarks.harness import add_compiled_reference, interleave, matmul_fn, paired, rotation, same_params  # noqa: E402
@@ -426,6 +426,7 @@ CASES = {
     "qa_step": bench_qa.qa_step,
     "qa_serving": bench_qa.qa_serving,
     "ner_step": bench_tagging.ner_step,
+    "glue_step": bench_glue.glue_step,
 }
 
 

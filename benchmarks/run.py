@@ -18,7 +18,9 @@ strings in vs `predict` vs transformers' tokenizer + model: `benchmarks.bench_se
 BERT-base fine-tuning step at seq 384 vs BertForQuestionAnswering, and the QA serving SavedModel, strings in and
 answers out, vs transformers' tokenizer + model + Python post-processing; the same threads on both sides:
 `benchmarks.bench_qa`), tagging (NER: the BERT-base token-classification fine-tuning step, 9 labels, vs
-BertForTokenClassification, by the same rules: `benchmarks.bench_tagging`). Model FLOPs
+BertForTokenClassification, by the same rules: `benchmarks.bench_tagging`), glue (the GLUE regression and
+multiple-choice fine-tuning steps vs BertForSequenceClassification(num_labels=1) and BertForMultipleChoice, by the
+same rules: `benchmarks.bench_glue`). Model FLOPs
 utilization = achieved FLOP/s of the BERT-base step (formula in `benchmarks.fixtures.mlm_step_flops`) / the
 best matmul FLOP/s of the same run.
 """
@@ -38,16 +40,16 @@ from benchmarks.report import failed, fmt, ratio, table, write_results
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(ROOT, "benchmarks", "RESULTS.md")
 GROUPS = ("matmul", "mlm", "families", "fit", "inference", "generation", "data", "corpus", "precision", "serving",
-          "qa", "tagging")
+          "qa", "tagging", "glue")
 # The default tier (`make bench`) runs the groups of the open benchmark issues (22: every family, `fit`, encoder
 # throughput, bfloat16, serving; 41: SQuAD, `qa`; 42: NER, `tagging`); the groups of resolved issues (the BERT MLM
 # step and its matmul reference, generation, data, the corpus builders) run in `--full` and with `--only`.
 # Issue 45 (open): `make bench` under 30 minutes with the fair harness (the same threads per side, >= 5
 # interleaved rounds). It times each target once on its best backend: every family's step (7 cases), the
 # encoders, the bfloat16 step on each backend (the target reads the fastest of each policy), the SQuAD and NER
-# fine-tuning steps. `--full` adds every backend, the torch.compile reference of every case, the bfloat16 loss
+# fine-tuning steps, the GLUE regression and multiple-choice steps. `--full` adds every backend, the torch.compile reference of every case, the bfloat16 loss
 # curves, `fit`, the serving SavedModels and the resolved issues' groups.
-DEFAULT_GROUPS = ("families", "inference", "precision", "qa", "tagging")
+DEFAULT_GROUPS = ("families", "inference", "precision", "qa", "tagging", "glue")
 BACKENDS = ("tensorflow", "jax", "torch")
 # The encoder families timed for inference (shapes in benchmarks.cases.ENCODERS); the family list itself is
 # keras_pretrain.families.
@@ -205,6 +207,12 @@ def plan(args):
         # BERT-base, batch 8 x seq 128, 9 labels (~2-4 minutes per backend on 2 cores).
         for backend in (args.backends if full else [TASK_BEST_BACKEND]):
             cases.append(("tagging", f"ner {backend}", backend, "ner_step", dict(rounds=5, threads=threads)))
+    if "glue" in args.only:
+        # The same rules; BERT-base, 8 sequences x 128 tokens per step (~2 minutes per case on 2 cores).
+        for backend in (args.backends if full else [TASK_BEST_BACKEND]):
+            for task in ("regression", "multiple_choice"):
+                cases.append(("glue", f"{task} {backend}", backend, "glue_step",
+                              dict(task=task, rounds=5, threads=threads)))
     return cases
 
 
@@ -265,6 +273,10 @@ def quick_plan(args):
     if "tagging" in args.only:
         cases.append(("tagging", f"ner {backend}", backend, "ner_step",
                       dict(shape="tiny", batch=4, seq=32, rounds=5, threads=threads)))
+    if "glue" in args.only:
+        for task in ("regression", "multiple_choice"):
+            cases.append(("glue", f"{task} {backend}", backend, "glue_step",
+                          dict(task=task, shape="tiny", seq=32, rounds=5, threads=threads)))
     return cases
 
 
@@ -596,6 +608,11 @@ def build_report(results, args, info, load_start, load_end, started, wall):
     tagging_sections, tagging_targets = bench_tagging.report(by, args.quick)
     sections += tagging_sections
     targets += tagging_targets
+    from benchmarks import bench_glue
+
+    glue_sections, glue_targets = bench_glue.report(by, args.quick)
+    sections += glue_sections
+    targets += glue_targets
 
     # Targets.
     if targets:
