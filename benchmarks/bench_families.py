@@ -28,7 +28,7 @@ import time
 
 import numpy as np
 
-from benchmarks.fixtures import ENCODERS, GPT, TINY, gather_rows, hf_mlm_loss, mlm_batch, torch_train_step
+from benchmarks.fixtures import ENCODERS, GPT, TANH_GELU, TINY, gather_rows, hf_mlm_loss, mlm_batch, torch_train_step
 from benchmarks.harness import QUICK_NO_TARGET, add_compiled_reference, best_matmul, mfu, ratio_text, same_params
 from benchmarks.harness import time_steps, with_threads
 from benchmarks.report import failed, fmt, table
@@ -207,7 +207,7 @@ def _albert(dims, batch, seq, shape):
 
         config = t.AlbertConfig(vocab_size=dims["V"], embedding_size=dims["E"], hidden_size=dims["H"],
                                 num_hidden_layers=dims["L"], num_attention_heads=dims["A"],
-                                intermediate_size=dims["I"], hidden_act="gelu_new", hidden_dropout_prob=0.0,
+                                intermediate_size=dims["I"], hidden_act=TANH_GELU, hidden_dropout_prob=0.0,
                                 attention_probs_dropout_prob=0.0)
         model = t.AlbertForPreTraining(config)
         return _hf_mlm(model, model.albert, model.predictions, d, {"token_type_ids": _t(d["segments"])},
@@ -310,7 +310,7 @@ def _distil_bert(dims, batch, seq, shape):
 
         teacher = t.BertForMaskedLM(t.BertConfig(
             vocab_size=dims["V"], hidden_size=dims["H"], num_hidden_layers=teacher_layers,
-            num_attention_heads=dims["A"], intermediate_size=dims["I"], hidden_act="gelu_new")).eval()
+            num_attention_heads=dims["A"], intermediate_size=dims["I"], hidden_act=TANH_GELU)).eval()
         teacher.requires_grad_(False)
         student = t.DistilBertForMaskedLM(t.DistilBertConfig(
             vocab_size=dims["V"], dim=dims["H"], n_layers=student_layers, n_heads=dims["A"],

@@ -12,10 +12,10 @@ problem_type="regression")`: the pooled `[CLS]`, dropout, `Dense(1)`, mean squar
 softmax cross-entropy over the 4 choices (labels: the right choice's index).
 
 Same config as the other fine-tuning steps (BERT-base: L12 H768 A12 I3072 V30522, 512 positions, tanh GELU:
-transformers' `gelu_new`), dropout 0.1 at the same places (embeddings, attention probabilities, attention and
-feed-forward outputs, the head's dropout before its output layer), AdamW(lr 1e-4, weight decay 0.01) (ours:
-`keras_pretrain.optimizers.AdamW`), float32, the same random batch (`[CLS]` a `[SEP]` b `[SEP]`, every position
-real) and labels. Both heads read BERT's pooler, so the trainable parameter counts are equal (checked). Ours is
+transformers' fused `gelu_pytorch_tanh`), dropout 0.1 at the same places (embeddings, attention probabilities,
+attention and feed-forward outputs, the head's dropout before its output layer), AdamW(lr 1e-4, weight decay
+0.01) (ours: `keras_pretrain.optimizers.AdamW`), float32, the same random batch (`[CLS]` a `[SEP]` b `[SEP]`, every
+position real) and labels. Both heads read BERT's pooler, so the trainable parameter counts are equal (checked). Ours is
 compiled with its default loss and no metrics (transformers computes none). The regression batch is 8 x 128
 tokens; the multiple-choice batch 2 x 4 choices x 128: the same 1,024 tokens per step.
 """

@@ -7,8 +7,8 @@ both sides in ONE process, the same threads, the same work, interleaved rounds, 
 `qa_step`: one fine-tuning step of `SpanQuestionAnswering(BertBackbone(...))` (its compiled `train_on_batch`, on
 the process's KERAS_BACKEND) vs transformers' `BertForQuestionAnswering` (forward with `start_positions` /
 `end_positions`, backward, `torch.optim.AdamW` step). Same config (BERT-base: L12 H768 A12 I3072 V30522, 512
-positions, tanh GELU: transformers' `gelu_new`), dropout 0.1 at the same places, no dropout in either QA head,
-AdamW(lr 1e-4, weight decay 0.01) (ours: `keras_pretrain.optimizers.AdamW`), float32, the same random batch
+positions, tanh GELU: transformers' fused `gelu_pytorch_tanh`), dropout 0.1 at the same places, no dropout in either
+QA head, AdamW(lr 1e-4, weight decay 0.01) (ours: `keras_pretrain.optimizers.AdamW`), float32, the same random batch
 (`[CLS]` 64 question tokens `[SEP]` passage `[SEP]`, every position real) and the same start / end labels, the
 same loss (mean of the start and end softmax cross-entropies).
 
@@ -38,7 +38,7 @@ import time
 
 import numpy as np
 
-from benchmarks.fixtures import ENCODERS, TINY, Skip, corpus_lines, write_vocab
+from benchmarks.fixtures import ENCODERS, TANH_GELU, TINY, Skip, corpus_lines, write_vocab
 from benchmarks.harness import paired, set_threads, step_report, time_steps  # noqa: F401 (paired: re-exported)
 from benchmarks.harness import ratio_text as _ratio
 from benchmarks.machine import keras_backend, peak_rss_mb
@@ -59,11 +59,12 @@ def _dims(shape):
 
 
 def _hf_config(d, dropout=0.1):
-    """transformers' BertConfig of dims `d`, as ours: tanh GELU (`gelu_new`), 512 positions, eps 1e-12."""
+    """transformers' BertConfig of dims `d`, as ours: tanh GELU (`fixtures.TANH_GELU`, fused), 512 positions,
+    eps 1e-12."""
     import transformers as t
 
     return t.BertConfig(vocab_size=d["V"], hidden_size=d["H"], num_hidden_layers=d["L"], num_attention_heads=d["A"],
-                        intermediate_size=d["I"], hidden_act="gelu_new", max_position_embeddings=512,
+                        intermediate_size=d["I"], hidden_act=TANH_GELU, max_position_embeddings=512,
                         hidden_dropout_prob=dropout, attention_probs_dropout_prob=dropout, layer_norm_eps=1e-12)
 
 

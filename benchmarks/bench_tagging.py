@@ -6,13 +6,13 @@ both sides in ONE process, the same threads, the same work, interleaved rounds, 
 `ner_step`: one fine-tuning step of `TokenClassifier(BertBackbone(...), 9)` (its compiled `train_on_batch`, on the
 process's KERAS_BACKEND) vs transformers' `BertForTokenClassification` (forward with `labels`, backward,
 `torch.optim.AdamW` step). Same config (BERT-base: L12 H768 A12 I3072 V30522, 512 positions, tanh GELU:
-transformers' `gelu_new`), dropout 0.1 at the same places (embeddings, attention probabilities, attention and
-feed-forward outputs, and the head's dropout before the classifier on both sides), AdamW(lr 1e-4, weight decay
-0.01) (ours: `keras_pretrain.optimizers.AdamW`), float32, the same random batch (`[CLS]` tokens `[SEP]`, every
-position real) and the same labels: 9 classes (CoNLL-2003's IOB2 tags), -100 on `[CLS]`, `[SEP]` and ~30% of the
-other positions (the sub-words after a word's first), the same loss (transformers' cross-entropy over the
-labelled tokens, ignore index -100: ours `TokenLoss`). Ours is compiled without metrics (transformers computes
-none).
+transformers' fused `gelu_pytorch_tanh`), dropout 0.1 at the same places (embeddings, attention probabilities,
+attention and feed-forward outputs, and the head's dropout before the classifier on both sides), AdamW(lr 1e-4,
+weight decay 0.01) (ours: `keras_pretrain.optimizers.AdamW`), float32, the same random batch (`[CLS]` tokens
+`[SEP]`, every position real) and the same labels: 9 classes (CoNLL-2003's IOB2 tags), -100 on `[CLS]`, `[SEP]`
+and ~30% of the other positions (the sub-words after a word's first), the same loss (transformers' cross-entropy
+over the labelled tokens, ignore index -100: ours `TokenLoss`). Ours is compiled without metrics (transformers
+computes none).
 
 The fairness machinery (threads per side, interleaved rounds, paired ratios) is `benchmarks.harness`'s.
 """

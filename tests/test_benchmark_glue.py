@@ -16,7 +16,8 @@ def _check_pairs(x, rows, seq):
     assert (ids[:, 0] == 2).all() and (ids[:, -1] == 3).all() and (x["padding_mask"] == 1).all()
     for row in range(rows):  # [CLS] a [SEP] b [SEP]: segment 1 starts right after the middle [SEP]
         middle = int(np.argmax(segments[row])) - 1
-        assert ids[row, middle] == 3 and (segments[row, :middle + 1] == 0).all() and (segments[row, middle + 1:] == 1).all()
+        assert ids[row, middle] == 3
+        assert (segments[row, :middle + 1] == 0).all() and (segments[row, middle + 1:] == 1).all()
 
 
 def test_regression_batch_is_pairs_with_stsb_scores():

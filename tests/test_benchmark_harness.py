@@ -388,3 +388,26 @@ def test_the_report_says_where_the_minutes_went():
     assert text.startswith("### Where the 9.7 minutes went")
     rows = [line for line in text.splitlines() if line.startswith("| families") or line.startswith("| qa")]
     assert rows == ["| families elmo jax | jax | 400 |", "| families gpt jax | jax | 120 |", "| qa serving | - | 60 |"]
+
+
+@pytest.mark.one_backend
+def test_references_use_the_fused_tanh_gelu_the_same_function_as_gelu_new():
+    """Issue 45, same work: transformers' `gelu_new` is the tanh GELU in seven unfused kernels (34% slower per
+    BERT-base step here); the references compute the same function with the fused `gelu_pytorch_tanh`."""
+    import glob
+
+    import torch
+    from transformers.activations import ACT2FN
+
+    from benchmarks import bench_qa
+    from benchmarks.fixtures import HF_ENCODERS, TANH_GELU, TINY
+
+    x = torch.linspace(-8, 8, 10001)
+    assert torch.allclose(ACT2FN[TANH_GELU](x), ACT2FN["gelu_new"](x), atol=1e-6)
+    assert not torch.allclose(ACT2FN[TANH_GELU](x), ACT2FN["gelu"](x), atol=1e-4)  # not the erf form
+    for family in ("bert", "albert"):
+        assert HF_ENCODERS[family][2](TINY)["hidden_act"] == TANH_GELU
+    assert bench_qa._hf_config({k: v for k, v in TINY.items() if k != "E"}).hidden_act == TANH_GELU
+    for path in glob.glob(os.path.join(ROOT, "benchmarks", "*.py")):
+        with open(path, encoding="utf-8") as f:
+            assert '"gelu_new"' not in f.read(), f"{path} builds a reference with the unfused gelu_new"
