@@ -5,7 +5,7 @@ every family", item 1).
 
 One process per (family, backend), by issue 45's rules (`benchmarks.harness`): the same threads for every
 library (`threads`, default 1, set and printed: `set_threads`), ours (on KERAS_BACKEND) and every reference built
-first, each runs one compiling step and one warm-up step, then `rounds` (>= 5) rounds each time one step of every
+first, each runs one untimed warm-up step (it compiles), then `rounds` (>= 5) rounds each time one step of every
 implementation, the order rotating between rounds. The ratios are paired: the median over rounds of reference
 step / ours step (> 1: ours faster) with its min and max, so load changes on a shared machine hit both alike. Same
 work everywhere: base sizes, batch 8, seq 128, float32, the family's objective and dropout (0.1; ALBERT 0, as its

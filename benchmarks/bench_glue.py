@@ -76,7 +76,7 @@ def glue_step(task="regression", shape="base", batch=None, seq=128, rounds=5, th
         shape: "base" (BERT-base) or "tiny" (`benchmarks.fixtures.TINY`, a smoke run).
         batch: examples per step (default: 8 for regression, 2 for multiple choice: 8 sequences either way).
         seq: tokens per sequence.
-        rounds: timed rounds (>= 5 for a reported number), after one compiling and one warm-up step each.
+        rounds: timed rounds (>= 5 for a reported number), after one untimed warm-up step each (it compiles).
         threads: threads per library (`benchmarks.harness.set_threads`).
 
     Returns:

@@ -104,7 +104,7 @@ def qa_step(shape="base", batch=4, seq=384, rounds=5, threads=1):
     Args:
         shape: "base" (BERT-base) or "tiny" (`benchmarks.fixtures.TINY`, a smoke run).
         batch, seq: the batch (4 x 384 tokens: ~5-15 s per BERT-base step on one core).
-        rounds: timed rounds (>= 5 for a reported number), after one compiling and one warm-up step each.
+        rounds: timed rounds (>= 5 for a reported number), after one untimed warm-up step each (it compiles).
         threads: threads per library (`set_threads`).
 
     Returns:

@@ -58,7 +58,7 @@ def ner_step(shape="base", batch=8, seq=128, rounds=5, threads=1, num_labels=len
     Args:
         shape: "base" (BERT-base) or "tiny" (`benchmarks.fixtures.TINY`, a smoke run).
         batch, seq: the batch (8 x 128 tokens: a few seconds per BERT-base step on one core).
-        rounds: timed rounds (>= 5 for a reported number), after one compiling and one warm-up step each.
+        rounds: timed rounds (>= 5 for a reported number), after one untimed warm-up step each (it compiles).
         threads: threads per library (`benchmarks.harness.set_threads`).
         num_labels: the tags (9: CoNLL-2003's).
 

@@ -150,22 +150,21 @@ def ratio_text(p, digits=2):
 
 
 def time_steps(result, steps, rounds, tokens, notes, reference="transformers", ours="ours", count_flops=None):
-    """Times the `steps` (name -> `step()` returning the loss) into `result`: a compiling step and a warm-up
-    step each (untimed; `loss_first`, `first_step_s`), `rounds` interleaved rounds (`times`, `step_s` median;
-    `loss_last`: the loss of the last round's step); `vs_{name}` paired ratio name / ours for every other side
-    (and `vs_transformers` as before); `tokens` per step for `tokens_per_s`. `result[name]` must exist (a dict).
+    """Times the `steps` (name -> `step()` returning the loss) into `result`: one untimed step each, the warm-up
+    (compilation, the optimizer's state, the allocator's caches: `loss_first`, `first_step_s`), then `rounds`
+    interleaved rounds (`times`, `step_s` median; `loss_last`: the loss of the last round's step); `vs_{name}`
+    paired ratio name / ours for every other side (and `vs_transformers` as before); `tokens` per step for
+    `tokens_per_s`. `result[name]` must exist (a dict).
 
     `count_flops` names a PyTorch side whose warm-up step runs under `torch_step_flops` (`result["model_flops"]`):
     the FLOPs of the work at no extra step."""
     for name, step in steps.items():
         begin = time.perf_counter()
-        result[name]["loss_first"] = step()
-        result[name]["first_step_s"] = time.perf_counter() - begin
-    for name, step in steps.items():
         if name == count_flops:
-            result["model_flops"] = torch_step_flops(step)
+            result["model_flops"], result[name]["loss_first"] = torch_step_flops(step, with_value=True)
         else:
-            step()
+            result[name]["loss_first"] = step()
+        result[name]["first_step_s"] = time.perf_counter() - begin
     last = {}
     times = interleave(steps, rounds, last=last)
     for name, step in steps.items():  # the loss still finite (and falling)
@@ -289,16 +288,17 @@ def best_matmul(libraries, n=2048, repeats=5):
     return best
 
 
-def torch_step_flops(step):
+def torch_step_flops(step, with_value=False):
     """The FLOPs of one call of the PyTorch training `step()` (forward, backward), counted by
     `torch.utils.flop_counter.FlopCounterMode` (matmuls, convolutions, attention; elementwise work and the
-    optimizer update not counted): the model FLOPs of the work both sides do. The call is a real step."""
+    optimizer update not counted): the model FLOPs of the work both sides do. The call is a real step;
+    `with_value`: `(flops, what the step returned)`."""
     from torch.utils.flop_counter import FlopCounterMode
 
     counter = FlopCounterMode(display=False)
     with counter:
-        step()
-    return counter.get_total_flops()
+        value = step()
+    return (counter.get_total_flops(), value) if with_value else counter.get_total_flops()
 
 
 def mfu(flops, step_s, matmul_gflops):

@@ -47,9 +47,10 @@ GROUPS = ("matmul", "mlm", "families", "fit", "inference", "generation", "data",
 # Issue 45 (open): `make bench` under 30 minutes with the fair harness (the same threads per side, >= 5
 # interleaved rounds). It times each target once on its best backend: every family's step (7 cases), the
 # encoders, the bfloat16 step on each backend (the target reads the fastest of each policy), the SQuAD and NER
-# fine-tuning steps, the GLUE regression and multiple-choice steps. `--full` adds every backend, the torch.compile reference of every case, the bfloat16 loss
+# fine-tuning steps. The GLUE regression and multiple-choice steps (`glue`, ~3 minutes for the pair, the NER step's
+# encoder and shape with another head) run with `--only glue` and `--full`, to keep the tier under 30 minutes. `--full` adds every backend, the torch.compile reference of every case, the bfloat16 loss
 # curves, `fit`, the serving SavedModels and the resolved issues' groups.
-DEFAULT_GROUPS = ("families", "inference", "precision", "qa", "tagging", "glue")
+DEFAULT_GROUPS = ("families", "inference", "precision", "qa", "tagging")
 BACKENDS = ("tensorflow", "jax", "torch")
 # The encoder families timed for inference (shapes in benchmarks.cases.ENCODERS); the family list itself is
 # keras_pretrain.families.
@@ -208,7 +209,8 @@ def plan(args):
         for backend in (args.backends if full else [TASK_BEST_BACKEND]):
             cases.append(("tagging", f"ner {backend}", backend, "ner_step", dict(rounds=5, threads=threads)))
     if "glue" in args.only:
-        # The same rules; BERT-base, 8 sequences x 128 tokens per step (~2 minutes per case on 2 cores).
+        # The same rules; BERT-base, 8 sequences x 128 tokens per step (~90 s per case on 2 cores): `--only glue`
+        # times the best backend, `--full` every one.
         for backend in (args.backends if full else [TASK_BEST_BACKEND]):
             for task in ("regression", "multiple_choice"):
                 cases.append(("glue", f"{task} {backend}", backend, "glue_step",
