@@ -48,7 +48,8 @@ GROUPS = ("matmul", "mlm", "families", "fit", "inference", "generation", "data",
 # interleaved rounds). It times each target once on its best backend: every family's step (7 cases), the
 # encoders, the bfloat16 step on each backend (the target reads the fastest of each policy), the SQuAD and NER
 # fine-tuning steps. The GLUE regression and multiple-choice steps (`glue`, ~3 minutes for the pair, the NER step's
-# encoder and shape with another head) run with `--only glue` and `--full`, to keep the tier under 30 minutes. `--full` adds every backend, the torch.compile reference of every case, the bfloat16 loss
+# encoder and shape with another head) run with `--only glue` and `--full`, to keep the tier under 30 minutes.
+# `--full` adds every backend, the torch.compile reference of every case, the bfloat16 loss
 # curves, `fit`, the serving SavedModels and the resolved issues' groups.
 DEFAULT_GROUPS = ("families", "inference", "precision", "qa", "tagging")
 BACKENDS = ("tensorflow", "jax", "torch")
