@@ -21,7 +21,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import numpy as np  # noqa: E402
 
 from benchmarks import bench_corpus, bench_families, bench_fit, bench_precision, bench_qa, bench_serving  # noqa: E402
-from benchmarks import bench_glue, bench_tagging  # noqa: E402
+from benchmarks import bench_glue, bench_tagging, bench_task_serving  # noqa: E402
 from benchmarks.fixtures import ENCODERS, GPT, MLM_SHAPES, TINY, Skip, mlm_step_flops  # noqa: E402,F401
 from benchmarks.fixtures import build_mlm, corpus_lines, hf_encoder, our_encoder, quick_vocab  # noqa: E402
 from benchmarks.harness import add_compiled_reference, interleave, matmul_fn, paired, rotation, same_params  # noqa: E402
@@ -405,7 +405,22 @@ def matmul(library, n=2048, repeats=10):
             "best_gflops_per_s": 2 * n ** 3 / min(times) / 1e9}
 
 
+def backend_probe(threads=1, n=2048, repeats=5, libraries=("jax", "tensorflow", "torch")):
+    """The float32 n^3 matmul rate of each backend's library, all in this one process with `threads` each (pinned
+    to the same cores: `harness.set_threads`), and the fastest: the backend the default tier times the families'
+    steps and the encoders on (they are matmul-bound: 50-80% of their time in matmuls), since which library
+    multiplies fastest depends on the CPU (2026-12: JAX on an AMD EPYC, PyTorch on an Intel Xeon)."""
+    from benchmarks.harness import matmul_rate
+
+    def probe(settings):
+        rates = {library: matmul_rate(library, n, repeats=repeats) for library in libraries}
+        return {"n": n, "threads": settings, "gflops_per_s": rates, "best": max(rates, key=rates.get)}
+
+    return with_threads(threads, probe)
+
+
 CASES = {
+    "backend_probe": backend_probe,
     "mlm_train": mlm_train,
     "mlm_ab": mlm_ab,
     "encoder_inference": encoder_inference,
@@ -427,6 +442,7 @@ CASES = {
     "qa_serving": bench_qa.qa_serving,
     "ner_step": bench_tagging.ner_step,
     "glue_step": bench_glue.glue_step,
+    "task_serving": bench_task_serving.task_serving,
 }
 
 

@@ -411,3 +411,33 @@ def test_references_use_the_fused_tanh_gelu_the_same_function_as_gelu_new():
     for path in glob.glob(os.path.join(ROOT, "benchmarks", "*.py")):
         with open(path, encoding="utf-8") as f:
             assert '"gelu_new"' not in f.read(), f"{path} builds a reference with the unfused gelu_new"
+
+
+def test_auto_backend_takes_the_fastest_matmul_of_the_probe(monkeypatch):
+    from benchmarks import run
+
+    probe = {"gflops_per_s": {"jax": 276.0, "tensorflow": 301.0, "torch": 330.0}, "best": "torch"}
+    calls = []
+    monkeypatch.setattr(run, "run_case", lambda case, kwargs, backend, timeout: calls.append((case, kwargs)) or
+                        (probe, 1.0))
+    args = _args(inference_backend="auto", threads=2, timeout=60)
+    args.probe = run.choose_backend(args)  # as `main` keeps it for the report
+    assert args.probe is probe and args.inference_backend == "torch"
+    assert calls == [("backend_probe", {"threads": 2})]
+    assert run.probe_text(probe) == "torch 330, tensorflow 301, jax 276 GFLOP/s"
+    assert "torch, the fastest float32 2048^3 matmul" in run.backend_line(args)
+    # The families and encoders of the default tier then run on it.
+    assert {c[2] for c in run.plan(args) if c[0] == "inference"} == {"torch"}
+    quick = _args(inference_backend="auto", quick=True)
+    assert run.choose_backend(quick) is None and quick.inference_backend == "jax" and len(calls) == 1
+    fixed = _args(inference_backend="tensorflow")
+    assert run.choose_backend(fixed) is None and fixed.inference_backend == "tensorflow"
+
+
+@pytest.mark.one_backend
+def test_the_backend_probe_measures_every_library_in_one_process():
+    from benchmarks.cases import backend_probe
+
+    result = backend_probe(threads=1, n=64, repeats=1, libraries=("torch", "jax"))
+    assert set(result["gflops_per_s"]) == {"torch", "jax"} and result["best"] in ("torch", "jax")
+    assert all(rate > 0 for rate in result["gflops_per_s"].values()) and result["threads"]["threads"] == 1
