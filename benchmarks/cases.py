@@ -25,7 +25,7 @@ from benchmarks import bench_glue, bench_tagging, bench_task_serving  # noqa: E4
 from benchmarks.fixtures import ENCODERS, GPT, MLM_SHAPES, TINY, Skip, mlm_step_flops  # noqa: E402,F401
 from benchmarks.fixtures import build_mlm, corpus_lines, hf_encoder, our_encoder, quick_vocab  # noqa: E402
 from benchmarks.harness import add_compiled_reference, interleave, matmul_fn, paired, rotation, same_params  # noqa: E402
-from benchmarks.harness import median_time, with_threads  # noqa: E402
+from benchmarks.harness import best_matmul, median_time, with_threads  # noqa: E402
 from benchmarks.machine import keras_backend, peak_rss_mb  # noqa: E402
 
 
@@ -159,7 +159,8 @@ def encoder_inference(family, tiny=False, seq=128, batches=(1, 32), rounds=(7, 5
     (`threads`, `harness.set_threads`, printed), random weights, the same token ids; per batch size a first call
     and a warm-up call each (untimed), then `rounds` rounds (>= 5) of one call of each side, the order
     alternating. Batch 1: latency; batch 32: throughput. Ratios: median of the per-round ratios transformers
-    time / ours (min, max), > 1 = ours faster. `torch_compile`: transformers also under `torch.compile`."""
+    time / ours (min, max), > 1 = ours faster. `torch_compile`: transformers also under `torch.compile`. Then
+    the best float32 matmul of the process (`matmul_best_gflops`): the denominator of each side's share."""
     return with_threads(threads, _encoder_inference, family, tiny, seq, tuple(batches), tuple(rounds),
                         torch_compile)
 
@@ -226,6 +227,10 @@ def _encoder_inference(settings, family, tiny, seq, batches, rounds, torch_compi
                 result.setdefault(f"vs_{name}", {})[f"b{batch}"] = paired(t, times["ours"])
     result.update(sides)
     result["forward_flops_per_token"] = flops
+    # The ceiling of the batch-32 rate: the best float32 matmul this process reaches with the same threads (our
+    # backend's library and PyTorch's), after the rounds.
+    result["matmul_best_gflops"], result["matmul_library"] = best_matmul((keras_backend(), "torch"),
+                                                                        n=512 if tiny else 2048)
     if getattr(hf, "pooler", None) is not None:
         result["notes"].append("transformers' model also computes its pooler (one row per sequence), ours the "
                                "sequence output only: a negligible extra on transformers' side")

@@ -441,3 +441,25 @@ def test_the_backend_probe_measures_every_library_in_one_process():
     result = backend_probe(threads=1, n=64, repeats=1, libraries=("torch", "jax"))
     assert set(result["gflops_per_s"]) == {"torch", "jax"} and result["best"] in ("torch", "jax")
     assert all(rate > 0 for rate in result["gflops_per_s"].values()) and result["threads"]["threads"] == 1
+
+
+def test_elmo_runs_on_jax_whatever_the_matmul_probe_picks():
+    """ELMo is not matmul-bound: the probe's backend is not its best (RESULTS.md: JAX 1.72x, PyTorch 0.91x on the
+    same machine), so the default tier times it on JAX and the other families on the probe's choice."""
+    from benchmarks import run
+
+    args = _args(inference_backend="torch", threads=2)
+    families = {c[1].split()[0]: c[2] for c in run.plan(args) if c[0] == "families"}
+    assert families["elmo"] == "jax"
+    assert families["roberta"] == families["gpt"] == "torch"
+    assert run.family_backends("elmo", "tensorflow", set()) == ("jax",)
+
+
+def test_the_encoder_target_states_its_float32_ceiling():
+    """The encoder row says what share of the best matmul transformers already runs at, and so what 1.2x needs."""
+    from benchmarks import run
+
+    r = {"transformers": {"b32_gflops_per_s": 245.0}, "matmul_library": "torch"}
+    assert run.encoder_ceiling(r, 334.0) == ("; transformers at 73% of the best float32 matmul (334 GFLOP/s torch): "
+                                             "1.2x needs 88%")
+    assert run.encoder_ceiling({"transformers": {}}, 334.0) == "" and run.encoder_ceiling(r, None) == ""
