@@ -376,6 +376,10 @@ def test_the_families_report_judges_mfu_on_the_best_backend():
     mfu_targets = [t for t in targets if "MFU" in t[0]]
     assert mfu_targets == [(mfu_targets[0][0], "65% (jax)", True)]  # the fastest backend's, not the other's
     assert "65% / 32% (1 TFLOP; 100.0 GFLOP/s torch)" in sections[0]
+    # The transformers target states what share of the best matmul 1.2x would need (the same FLOPs per step).
+    speed = [t for t in targets if "1.2x transformers" in t[0]]
+    assert speed == [(speed[0][0], "2.00x (jax); jax 2.00x, tensorflow 2.00x; transformers at 32% MFU: 1.2x needs 39%",
+                      True)]
 
 
 def test_the_report_says_where_the_minutes_went():
