@@ -351,6 +351,17 @@ def run_cases_together(cases, backend, timeout, torch_threads=None):
     return [results.get(i, crash) for i in range(len(cases))], time.perf_counter() - start
 
 
+def allocator_line(environ=None):
+    """The C allocator's settings every case process inherits: glibc's `MALLOC_*` tunables, if any are set.
+    They move the ratios: each large tensor a step allocates afresh costs page faults under glibc's defaults
+    (RESULTS.md, issue 45 third pass), and the two sides of a comparison allocate differently."""
+    environ = os.environ if environ is None else environ
+    tunables = {k: v for k, v in sorted(environ.items()) if k.startswith("MALLOC_") or k == "GLIBC_TUNABLES"}
+    if not tunables:
+        return "Allocator: glibc malloc, default settings (no `MALLOC_*` or `GLIBC_TUNABLES` in the environment)."
+    return "Allocator: glibc malloc with " + ", ".join(f"{k}={v}" for k, v in tunables.items()) + "."
+
+
 def case_times(results, wall):
     """The wall time of each case's process (start-up, build, compilation and timing), longest first: where the
     run's minutes go."""
@@ -674,6 +685,8 @@ def build_report(results, args, info, load_start, load_end, started, wall):
         f"Machine: {info['nproc']} CPUs ({info['cpu']}), memory {info['memory']}, Python {info['python']}, "
         f"{info['platform']}. Load average (1/5/15 min) at start {load_start}, at end {load_end}: the "
         "machine is shared, so absolute numbers are noisy; ratios measured in the same run are what count.",
+        "",
+        allocator_line(),
         "",
         "Versions: " + ", ".join(f"{k} {val}" for k, val in v.items()) + ".",
     ]

@@ -467,3 +467,12 @@ def test_the_encoder_target_states_its_float32_ceiling():
     assert run.encoder_ceiling(r, 334.0) == ("; transformers at 73% of the best float32 matmul (334 GFLOP/s torch): "
                                              "1.2x needs 88%")
     assert run.encoder_ceiling({"transformers": {}}, 334.0) == "" and run.encoder_ceiling(r, None) == ""
+
+
+def test_the_report_prints_the_allocator_settings():
+    """glibc's malloc tunables move the ratios (page faults on freshly allocated tensors): the report says which."""
+    from benchmarks import run
+
+    assert "default settings" in run.allocator_line({"PATH": "/bin"})
+    assert run.allocator_line({"MALLOC_MMAP_THRESHOLD_": "4000000000", "HOME": "/root"}) == (
+        "Allocator: glibc malloc with MALLOC_MMAP_THRESHOLD_=4000000000.")
