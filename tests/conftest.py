@@ -7,6 +7,20 @@ import os
 # step equals the plain graph's.
 os.environ.setdefault("KERAS_PRETRAIN_XLA_ON_CPU", "0")
 
+# JAX compiles every jitted step on its first call, and the suite builds the same tiny models in many tests (and
+# in the subprocesses some start): one compilation cache for the whole run, shared by the xdist workers (they
+# inherit this process's environment), removed at its end (`pytest_unconfigure`). The cache is keyed on the
+# compiled program, compile options and versions, so a hit is the same program. Compilations under 0.2 s are
+# not worth a disk write.
+if "JAX_COMPILATION_CACHE_DIR" not in os.environ:
+    import tempfile
+
+    _JAX_CACHE = tempfile.mkdtemp(prefix="keras_pretrain_jax_cache_")
+    os.environ["JAX_COMPILATION_CACHE_DIR"] = _JAX_CACHE
+    os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0.2")
+else:
+    _JAX_CACHE = None
+
 import keras  # noqa: E402
 import pytest  # noqa: E402
 
@@ -29,6 +43,13 @@ def pytest_collection_modifyitems(config, items):
 def _seed():
     keras.utils.set_random_seed(0)
     yield
+
+
+def pytest_unconfigure(config):
+    if _JAX_CACHE is not None:
+        import shutil
+
+        shutil.rmtree(_JAX_CACHE, ignore_errors=True)
 
 
 def pytest_report_header(config):
