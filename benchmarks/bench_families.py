@@ -31,7 +31,7 @@ import numpy as np
 from benchmarks.fixtures import ENCODERS, GPT, TANH_GELU, TINY, gather_rows, hf_mlm_loss, mlm_batch, torch_train_step
 from benchmarks.harness import QUICK_NO_TARGET, add_compiled_reference, best_matmul, mfu, ratio_text, same_params
 from benchmarks.harness import time_steps, with_threads
-from benchmarks.report import failed, fmt, table
+from benchmarks.report import ceiling_text, failed, fmt, table
 
 IMPLS = ("ours", "transformers", "keras_hub")
 ERNIE = dict(L=12, H=768, A=12, I=3072, V=18000)  # ERNIE 1.0 base (relu, 513 positions, LayerNorm eps 1e-5)
@@ -672,14 +672,6 @@ def _mfu_text(r):
             f"{r['matmul_library']})")
 
 
-def _ceiling_text(reference_share, need):
-    """'; transformers at 75% MFU: 1.2x needs 90%' ('' without the reference's MFU): both sides do the same
-    FLOPs per step, so `need` times the reference's speed is `need` times its MFU for ours."""
-    if not reference_share:
-        return ""
-    return f"; transformers at {100 * reference_share:.0f}% MFU: {need:g}x needs {100 * need * reference_share:.0f}%"
-
-
 def report(by, quick):
     """(markdown sections, targets) of the families group.
 
@@ -738,7 +730,7 @@ def report(by, quick):
             others = ", ".join(f"{b} {v:.2f}x" for b, v in sorted(ratios.items()))
             targets.append((f"{family} pretraining step: ours >= {need}x {ref} (best backend)",
                             f"{ratios[best]:.2f}x ({best}); {others}"
-                            + (_ceiling_text(per_backend[best][4], need) if ref == "transformers" else ""),
+                            + (ceiling_text(per_backend[best][4], need) if ref == "transformers" else ""),
                             ratios[best] >= need))
         share = per_backend[best][3]
         if share is not None:

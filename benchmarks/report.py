@@ -30,6 +30,14 @@ def table(header, rows):
     return "\n".join(out)
 
 
+def ceiling_text(reference_share, need, of="MFU"):
+    """'; transformers at 72% MFU: 1.2x needs 87%' ('' without the reference's share): both sides do the same
+    FLOPs, so `need` times the reference's speed is `need` times its share of the best matmul for ours."""
+    if not reference_share:
+        return ""
+    return f"; transformers at {100 * reference_share:.0f}% {of}: {need:g}x needs {100 * need * reference_share:.0f}%"
+
+
 def failed(result):
     """"error: ..." or "skipped: ..." for a case that did not measure, None for one that did."""
     if "error" in result:

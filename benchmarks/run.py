@@ -35,7 +35,7 @@ import time
 
 from benchmarks.harness import judge, ratio_text, threads_text
 from benchmarks.machine import cpu_bf16_units, cpu_flags, loadavg, machine_info
-from benchmarks.report import failed, fmt, ratio, table, write_results
+from benchmarks.report import ceiling_text, failed, fmt, ratio, table, write_results
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(ROOT, "benchmarks", "RESULTS.md")
@@ -371,17 +371,16 @@ def case_times(results, wall):
             "timed rounds)\n\n" + table(["case", "backend", "wall s"], rows))
 
 
-def encoder_ceiling(r, matmul_gflops):
-    """'; transformers at 73% of the best matmul (334 GFLOP/s torch): 1.2x needs 88%' of an encoder result, or ''.
-    A whole forward pass cannot run faster than its matmuls at the best matmul rate: when 1.2x transformers
-    needs more than that share, the target is out of reach in float32 on this CPU, whatever our code does."""
+def encoder_ceiling(r, matmul_gflops, need=1.2):
+    """'; transformers at 73% of the best float32 matmul (334 GFLOP/s torch): 1.2x needs 88%' of an encoder result,
+    or ''. A forward pass cannot run faster than its matmuls at the best matmul rate: a share near or above 100%
+    is out of reach in float32 on this CPU."""
     gflops = (r.get("transformers") or {}).get("b32_gflops_per_s")
     if not (gflops and matmul_gflops):
         return ""
-    share = gflops / matmul_gflops
     library = f" {r['matmul_library']}" if r.get("matmul_library") else ""
-    return (f"; transformers at {100 * share:.0f}% of the best float32 matmul ({matmul_gflops:.0f} GFLOP/s{library}): "
-            f"1.2x needs {120 * share:.0f}%")
+    of = f"of the best float32 matmul ({matmul_gflops:.0f} GFLOP/s{library})"
+    return ceiling_text(gflops / matmul_gflops, need, of)
 
 
 def build_report(results, args, info, load_start, load_end, started, wall):
