@@ -199,7 +199,7 @@ def plan(args):
                           dict(family=family, repeats=[7, 3] if full else [3, 2], **serving_threads)))
         # The task SavedModels (issue 45, item 3: strings in, vs transformers' tokenizer + model + the same
         # Python post-processing), BERT-base, the same threads per side (~2 minutes each).
-        for task in ("classify", "ner"):
+        for task in ("classify", "ner", "regression", "choice"):
             cases.append(("serving", f"task {task}", "tensorflow", "task_serving",
                           dict(task=task, rounds=5, threads=threads)))
     if "qa" in args.only:

@@ -5,7 +5,9 @@ and its report. No model, no timing."""
 import numpy as np
 import pytest
 
+from benchmarks.bench_task_serving import CHOICES
 from benchmarks.bench_task_serving import LABELS
+from benchmarks.bench_task_serving import examples
 from benchmarks.bench_task_serving import report
 from benchmarks.bench_task_serving import task_serving
 from benchmarks.bench_task_serving import word_entities
@@ -35,6 +37,25 @@ def test_entities_carry_their_text_offsets_and_mean_probability():
     assert [e[1] for e in word_entities("a b", ["a", "b"], [("O", 1.0), ("I-ORG", 1.0)])] == ["ORG"]
 
 
+def _words(text, add_special_tokens=True):  # a tokenizer whose pieces are the words
+    assert not add_special_tokens
+    return {"input_ids": text.split()}
+
+
+def test_pairs_and_choices_fit_one_window_with_their_specials():
+    seq = 24
+    pairs = examples("regression", 6, _words, seq, seed=1)
+    assert len(pairs) == 6 and len(set(pairs)) == 6
+    assert all(len(a.split()) + len(b.split()) <= seq - 3 for a, b in pairs)  # [CLS] a [SEP] b [SEP]
+    assert max(len(a.split()) + len(b.split()) for a, b in pairs) >= seq // 3  # not trivially short
+    choices = examples("choice", 4, _words, seq, seed=1)
+    assert [len(endings) for _, endings in choices] == [CHOICES] * 4
+    assert all(len(context.split()) + len(ending.split()) <= seq - 3
+               for context, endings in choices for ending in endings)
+    sentences = examples("ner", 5, _words, seq)
+    assert all(isinstance(x, str) and len(x.split()) <= seq - 2 for x in sentences)
+
+
 def test_an_unknown_task_is_refused():
     with pytest.raises(ValueError, match="task must be one of"):
         task_serving(task="qa")
@@ -51,7 +72,8 @@ def _result(task, throughput):
 
 def test_report_judges_each_task_at_base_size():
     by = {("serving", "task classify"): _result("classify", 1.1), ("serving", "task ner"): _result("ner", 0.9),
+          ("serving", "task choice"): _result("choice", 1.0),
           ("serving", "saved_model bert"): {"error": "another case"}}
     [section], targets = report(by, quick=False)
     assert section.startswith("### Task serving") and "another case" not in section and "- a note" in section
-    assert [(name.split()[0], ok) for name, _, ok in targets] == [("classify", True), ("ner", False)]
+    assert [(name.split()[0], ok) for name, _, ok in targets] == [("classify", True), ("ner", False), ("choice", True)]
