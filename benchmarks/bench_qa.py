@@ -47,7 +47,7 @@ from benchmarks.report import failed, fmt, table
 QUESTION_TOKENS = 64  # qa_step: the question's length in the packed pair (run_squad's max_query_length)
 MAX_ANSWER_LENGTH = 30
 SERVING_NOTE = ("the SavedModel is a TensorFlow program (keras_pretrain.export writes it on the TensorFlow "
-                "backend), so qa_serving runs with KERAS_BACKEND=tensorflow")
+                "backend), so the serving cases run with KERAS_BACKEND=tensorflow")
 
 
 def _dims(shape):

@@ -62,12 +62,16 @@ def rel_shift(x, klen):
 
     Afterwards `x[b, n, i, j]` holds the score of the relative distance
     `mlen + i - j` (the same reshapes as the reference `rel_shift_bnij`).
+
+    The two cuts are `ops.slice`, not `[...]` indexing: on TensorFlow indexing is
+    a `StridedSlice`, whose gradient op took 43 ms per call at XLNet-base's
+    `(8, 12, 128, 384)` scores (2 cores), against 5 ms for `tf.slice`'s (a pad).
     """
     b, n, t, r = ops.shape(x)
     x = ops.reshape(x, (b, n, r, t))
-    x = x[:, :, 1:, :]
+    x = ops.slice(x, (0, 0, 1, 0), (b, n, r - 1, t))
     x = ops.reshape(x, (b, n, t, r - 1))
-    return x[:, :, :, :klen]
+    return ops.slice(x, (0, 0, 0, 0), (b, n, t, klen))
 
 
 @keras.saving.register_keras_serializable(package="keras_pretrain")
