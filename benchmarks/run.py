@@ -57,8 +57,8 @@ BACKENDS = ("tensorflow", "jax", "torch")
 INFERENCE_FAMILIES = ("bert", "albert", "roberta", "distil_bert")
 # The families whose own pretraining step is timed (benchmarks.bench_families).
 TRAINING_FAMILIES = ("albert", "roberta", "ernie", "distil_bert", "xlnet", "gpt", "elmo")
-# The default tier times each family on its best backend: the probe's (`--inference_backend auto`) unless listed
-# here; the qa, tagging and glue steps on TASK_BEST_BACKEND.
+# The default tier times each family on its best backend: `--inference_backend auto`'s (MEASURED_BACKENDS, else the
+# matmul probe's) unless listed here; the qa, tagging and glue steps on TASK_BEST_BACKEND.
 # XLNet's depends on the CPU (RESULTS.md): on one with AVX-512 (Zen 5, 2026-12-02) TensorFlow 1.94-2.18x
 # transformers, PyTorch 1.09-1.17x, JAX 1.07x; on one without (Zen 3) PyTorch 1.155x, TensorFlow 0.87x.
 # ELMo is not matmul-bound (7-28% MFU: small LSTM matmuls step by step, the sampled softmax's gathers), so the
@@ -66,6 +66,14 @@ TRAINING_FAMILIES = ("albert", "roberta", "ernie", "distil_bert", "xlnet", "gpt"
 # session: JAX 1.72x, PyTorch 0.91x; AMD EPYC: JAX 2.76x, and before the fair harness TensorFlow 1.04x, PyTorch
 # 0.72x): Keras' JAX backend compiles the recurrence into one `lax.scan`, its PyTorch backend runs it step by step.
 FAMILY_BEST_BACKENDS = {"xlnet": {"avx512f": ("tensorflow",), None: ("torch",)}, "elmo": {None: ("jax",)}}
+# Where ours runs fastest, measured, by CPU flag: it overrides the matmul probe for the families' steps and the
+# encoders (`--inference_backend auto`). 2026-12-06, Intel Xeon with AVX-512 and AMX, 2 threads per side, each
+# family in one process per backend: ours on TensorFlow vs ours on PyTorch, step seconds (ratio to transformers):
+# RoBERTa 2.43 (1.64x) vs 3.13 (1.19x), DistilBERT 2.07 (1.28x) vs 2.55 (0.92x), ERNIE 2.19 (1.36x) vs 2.50
+# (1.22x), GPT-1 3.26 (1.38x) vs 4.2 (1.32x), ALBERT 1.98 (1.03x) vs 2.10 (1.02x); encoders at batch 32 1.08-1.15x vs 0.82-0.90x, though
+# PyTorch multiplies float32 matrices fastest (340 vs 300 GFLOP/s). TensorFlow's graph runtime fuses the bias adds
+# into oneDNN matmuls and has no per-op Python dispatch; Keras' PyTorch backend runs eagerly.
+MEASURED_BACKENDS = {"avx512f": "tensorflow"}
 # Timed rounds per family (5 unless listed: issue 45 asks >= 5 for a reported ratio).
 FAMILY_ROUNDS = {}
 # The fine-tuning steps' best backend (2026-12-04, one thread per side: QA TensorFlow 1.50x, PyTorch 1.22x, JAX
@@ -759,6 +767,14 @@ def run_quick(cases, args):
 def backend_line(args):
     """The report's line on the backend the families' steps and the encoders ran on, and why."""
     probe = getattr(args, "probe", None)
+    measured = getattr(args, "measured_backend", None)
+    if probe and not failed(probe) and measured:
+        flag = next(flag for flag, backend in MEASURED_BACKENDS.items() if backend == measured)
+        return (f"Backend of ours for the families' steps and the encoders: {measured}, where ours measured fastest "
+                f"on CPUs with {flag} (MEASURED_BACKENDS in run.py), though the fastest float32 2048^3 matmul is "
+                f"{probe['best']}'s (`backend_probe`, one process, {tier_threads(args)} threads each: "
+                f"{probe_text(probe)}); ELMo's, XLNet's and the fine-tuning steps' backends are fixed in run.py "
+                "(FAMILY_BEST_BACKENDS, TASK_BEST_BACKEND).")
     if probe and not failed(probe):
         return (f"Backend of ours for the families' steps and the encoders: {args.inference_backend}, the fastest "
                 f"float32 2048^3 matmul of this machine (`backend_probe`, one process, {tier_threads(args)} threads "
@@ -767,10 +783,16 @@ def backend_line(args):
     return f"Backend of ours for the families' steps and the encoders: {args.inference_backend} (`--inference_backend`)."
 
 
-def choose_backend(args):
-    """Sets `args.inference_backend` when it is "auto": jax in the quick tier (nothing judged), else the fastest
-    float32 matmul's backend (`cases.backend_probe`, with the tier's threads). Returns the probe's result (None
-    when no probe ran)."""
+def measured_backend(flags):
+    """The backend `MEASURED_BACKENDS` names for a CPU with instruction-set `flags`, or None."""
+    return next((backend for flag, backend in MEASURED_BACKENDS.items() if flag in flags), None)
+
+
+def choose_backend(args, flags=None):
+    """Sets `args.inference_backend` when it is "auto": jax in the quick tier (nothing judged), else the backend
+    where ours measured fastest on this kind of CPU (`MEASURED_BACKENDS`, by the CPU's `flags`), else the fastest
+    float32 matmul's backend (`cases.backend_probe`, with the tier's threads; run and reported either way).
+    Returns the probe's result (None when no probe ran)."""
     if args.inference_backend != "auto":
         return None
     if args.quick:
@@ -778,12 +800,14 @@ def choose_backend(args):
         return None
     print("backend probe (float32 matmul of each library) ...", end=" ", file=sys.stderr, flush=True)
     result, wall = run_case("backend_probe", {"threads": tier_threads(args)}, None, args.timeout)
+    args.measured_backend = measured_backend(cpu_flags() if flags is None else flags)
     if failed(result):
-        args.inference_backend = "jax"
-        print(f"{failed(result)}: jax ({wall:.0f} s)", file=sys.stderr, flush=True)
+        args.inference_backend = args.measured_backend or "jax"
+        print(f"{failed(result)}: {args.inference_backend} ({wall:.0f} s)", file=sys.stderr, flush=True)
         return result
-    args.inference_backend = result["best"]
-    print(f"{result['best']} ({probe_text(result)}; {wall:.0f} s)", file=sys.stderr, flush=True)
+    args.inference_backend = args.measured_backend or result["best"]
+    print(f"{result['best']} ({probe_text(result)}; {wall:.0f} s); ours on {args.inference_backend}",
+          file=sys.stderr, flush=True)
     return result
 
 
@@ -806,7 +830,8 @@ def main(argv=None):
     parser.add_argument("--backends", default=",".join(BACKENDS), help="Keras backends for the MLM cases")
     parser.add_argument("--inference_backend", default="auto",
                         help="Keras backend of the families' steps and the encoders (ours); auto (default): the "
-                             "backend whose library multiplies float32 matrices fastest here (`backend_probe`, "
+                             "backend where ours measured fastest on this kind of CPU (MEASURED_BACKENDS), else "
+                             "the one whose library multiplies float32 matrices fastest here (`backend_probe`, "
                              "one process, the comparisons' threads); jax with --quick")
     parser.add_argument("--output", default=None,
                         help="Markdown file to write (default: benchmarks/RESULTS.md for a run of the "

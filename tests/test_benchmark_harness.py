@@ -417,7 +417,7 @@ def test_references_use_the_fused_tanh_gelu_the_same_function_as_gelu_new():
             assert '"gelu_new"' not in f.read(), f"{path} builds a reference with the unfused gelu_new"
 
 
-def test_auto_backend_takes_the_fastest_matmul_of_the_probe(monkeypatch):
+def test_auto_backend_takes_the_measured_backend_else_the_fastest_matmul(monkeypatch):
     from benchmarks import run
 
     probe = {"gflops_per_s": {"jax": 276.0, "tensorflow": 301.0, "torch": 330.0}, "best": "torch"}
@@ -425,15 +425,22 @@ def test_auto_backend_takes_the_fastest_matmul_of_the_probe(monkeypatch):
     monkeypatch.setattr(run, "run_case", lambda case, kwargs, backend, timeout: calls.append((case, kwargs)) or
                         (probe, 1.0))
     args = _args(inference_backend="auto", threads=2, timeout=60)
-    args.probe = run.choose_backend(args)  # as `main` keeps it for the report
+    args.probe = run.choose_backend(args, flags={"avx2"})  # as `main` keeps it for the report
     assert args.probe is probe and args.inference_backend == "torch"
     assert calls == [("backend_probe", {"threads": 2})]
     assert run.probe_text(probe) == "torch 330, tensorflow 301, jax 276 GFLOP/s"
     assert "torch, the fastest float32 2048^3 matmul" in run.backend_line(args)
     # The families and encoders of the default tier then run on it.
     assert {c[2] for c in run.plan(args) if c[0] == "inference"} == {"torch"}
+    # Where ours measured fastest on this kind of CPU, that wins over the probe (which still runs, and is reported).
+    measured = _args(inference_backend="auto", threads=2, timeout=60)
+    measured.probe = run.choose_backend(measured, flags={"avx2", "avx512f"})
+    assert measured.inference_backend == run.MEASURED_BACKENDS["avx512f"] == "tensorflow" and len(calls) == 2
+    line = run.backend_line(measured)
+    assert "tensorflow, where ours measured fastest on CPUs with avx512f" in line and "torch 330" in line
+    assert {c[2] for c in run.plan(measured) if c[0] == "inference"} == {"tensorflow"}
     quick = _args(inference_backend="auto", quick=True)
-    assert run.choose_backend(quick) is None and quick.inference_backend == "jax" and len(calls) == 1
+    assert run.choose_backend(quick) is None and quick.inference_backend == "jax" and len(calls) == 2
     fixed = _args(inference_backend="tensorflow")
     assert run.choose_backend(fixed) is None and fixed.inference_backend == "tensorflow"
 
