@@ -12,67 +12,26 @@ TensorFlow's own GELU is 5-8 elementwise ops, each a pass over the
 2-core CPU). The fused kernels compute the same formula. Eager calls and the
 graphs traced for a SavedModel (`tf.saved_model.save`'s save context, which
 our exporters trace in) keep TensorFlow's ops, so exported SavedModels need no
-XLA (TF Serving disables XLA on CPU by default).
+XLA (TF Serving disables XLA on CPU by default). The kernels are in
+`backend_kernels.gelu`.
 """
-
-import functools
 
 import keras
 
 from keras_pretrain.errors import ConfigError
-
-
-@functools.cache
-def _tf_fused(approximate):
-    """`x -> gelu(x)` with an XLA kernel forward and an XLA kernel backward."""
-    import tensorflow as tf
-
-    gelu = functools.partial(keras.activations.gelu, approximate=approximate)
-    forward = tf.function(gelu, jit_compile=True, reduce_retracing=True, autograph=False)
-
-    @tf.function(jit_compile=True, reduce_retracing=True, autograph=False)
-    def backward(x, upstream):
-        with tf.GradientTape() as tape:
-            tape.watch(x)
-            y = gelu(x)
-        return tape.gradient(y, x, output_gradients=upstream)
-
-    @tf.custom_gradient
-    def fused(x):
-        return forward(x), lambda upstream: backward(x, upstream)
-
-    return fused
-
-
-def _fusing(x):
-    """Whether `x` is traced into a TensorFlow graph that is not being saved."""
-    if keras.backend.backend() != "tensorflow":
-        return False
-    import tensorflow as tf
-
-    if tf.executing_eagerly() or not tf.is_tensor(x) or not x.dtype.is_floating:
-        return False
-    from tensorflow.python.saved_model import save_context  # private; pinned TF 2.21
-
-    return not save_context.in_save_context()
-
-
-def _gelu(x, approximate):
-    if _fusing(x):
-        return _tf_fused(approximate)(x)
-    return keras.activations.gelu(x, approximate=approximate)
+from keras_pretrain.layers.backend_kernels import gelu
 
 
 @keras.saving.register_keras_serializable(package="keras_pretrain")
 def gelu_approximate(x):
     """GELU with the tanh approximation (Google's TF1 "gelu", HF "gelu_new")."""
-    return _gelu(x, approximate=True)
+    return gelu(x, approximate=True)
 
 
 @keras.saving.register_keras_serializable(package="keras_pretrain")
 def gelu_exact(x):
     """GELU, the exact erf form (HF "gelu"; our name "gelu")."""
-    return _gelu(x, approximate=False)
+    return gelu(x, approximate=False)
 
 
 # Our name -> keras callable or identifier.

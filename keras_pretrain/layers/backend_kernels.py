@@ -3,7 +3,8 @@
 Where the fastest formulation differs between backends (each choice measured
 in a training step, see benchmarks/RESULTS.md), the choice is made here and
 the layers call these functions: the masked-LM head's bias (`add_bias_to_rows`)
-and loss (`sparse_crossentropy_from_logits`), and dropout.
+and loss (`sparse_crossentropy_from_logits`), dropout, and GELU on TensorFlow
+(`gelu`: one XLA kernel each way, see `activations.py`).
 
 Dropout masks: cheaper than Keras' (same rates, same seed state as Keras'),
 and no `keras.ops` formulation draws them as cheaply, so each backend has
@@ -31,6 +32,7 @@ about 0.05 s less per BERT-base training step than `torch.rand` masks on 2
 CPU cores. A seeded `SeedGenerator` falls back to Keras' seeded path.
 """
 
+import functools
 import math
 import sys
 
@@ -170,3 +172,45 @@ def sparse_crossentropy_from_logits(labels, logits):
     if keras.backend.backend() == "jax":
         return ops.logsumexp(logits, axis=-1) - label_logits(labels, logits)
     return ops.sparse_categorical_crossentropy(labels, logits, from_logits=True)
+
+
+@functools.cache
+def _tf_fused(approximate):
+    """`x -> gelu(x)` with an XLA kernel forward and an XLA kernel backward."""
+    import tensorflow as tf
+
+    plain = functools.partial(keras.activations.gelu, approximate=approximate)
+    forward = tf.function(plain, jit_compile=True, reduce_retracing=True, autograph=False)
+
+    @tf.function(jit_compile=True, reduce_retracing=True, autograph=False)
+    def backward(x, upstream):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = plain(x)
+        return tape.gradient(y, x, output_gradients=upstream)
+
+    @tf.custom_gradient
+    def fused(x):
+        return forward(x), lambda upstream: backward(x, upstream)
+
+    return fused
+
+
+def _fusing(x):
+    """Whether `x` is traced into a TensorFlow graph that is not being saved."""
+    if keras.backend.backend() != "tensorflow":
+        return False
+    import tensorflow as tf
+
+    if tf.executing_eagerly() or not tf.is_tensor(x) or not x.dtype.is_floating:
+        return False
+    from tensorflow.python.saved_model import save_context  # private; pinned TF 2.21
+
+    return not save_context.in_save_context()
+
+
+def gelu(x, approximate):
+    """GELU; on TensorFlow, inside a graph that is not being saved, the fused kernels (`activations.py`)."""
+    if _fusing(x):
+        return _tf_fused(approximate)(x)
+    return keras.activations.gelu(x, approximate=approximate)
