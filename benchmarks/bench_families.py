@@ -31,7 +31,7 @@ import numpy as np
 
 from benchmarks.fixtures import ENCODERS, GPT, TANH_GELU, TINY, gather_rows, hf_mlm_loss, mlm_batch, torch_train_step
 from benchmarks.harness import QUICK_NO_TARGET, add_compiled_reference, best_matmul, mfu, ratio_text, same_params
-from benchmarks.harness import time_steps, with_threads
+from benchmarks.harness import matmul_shape_ceiling, time_steps, with_threads
 from benchmarks.report import ceiling_text, failed, fmt, table
 
 IMPLS = ("ours", "transformers", "keras_hub")
@@ -641,22 +641,26 @@ def _family_step(settings, family, shape, batch, seq, rounds, refs, torch_compil
     result = time_steps(result, steps, rounds, batch * seq, notes, count_flops="transformers")
     for ref in ("transformers", "transformers_compiled", "keras_hub"):
         result.setdefault(f"vs_{ref}", None)
+    calls = result.pop("matmul_calls", None)
     if "transformers" in steps and rounds:
-        _add_mfu(result, backend, shape)
+        _add_mfu(result, backend, shape, calls)
     return result
 
 
-def _add_mfu(result, backend, shape):
+def _add_mfu(result, backend, shape, calls=None):
     """Model FLOPs utilization (issue 45): the FLOPs of one step, counted on the transformers step (the same
     work as ours; `time_steps` counts them on its warm-up step with `harness.torch_step_flops`), per second of
     each side's median step, over the best float32 matmul rate this process reaches with its threads (our
-    backend's and PyTorch's matmul, after the steps)."""
+    backend's and PyTorch's matmul, after the steps). With that step's matmul `calls`, also the ceiling of its
+    matmul shapes (`harness.matmul_shape_ceiling`: each timed alone with PyTorch): why a family whose matmuls are
+    small (ELMo's recurrence, XLNet's attention) cannot reach the target."""
     flops = result["model_flops"]
     gflops, library = best_matmul((backend, "torch"), n=2048 if shape == "base" else 512)
     result.update(matmul_best_gflops=gflops, matmul_library=library,
                   mfu={impl: mfu(flops, result[impl].get("step_s"), gflops)
                        for impl in ("ours", "transformers", "transformers_compiled", "keras_hub")
-                       if isinstance(result.get(impl), dict) and result[impl].get("step_s")})
+                       if isinstance(result.get(impl), dict) and result[impl].get("step_s")},
+                  mfu_ceiling=matmul_shape_ceiling(calls, flops, gflops))
 
 
 # --- Report ---------------------------------------------------------------------------------------------
@@ -674,8 +678,11 @@ def _mfu_text(r):
         return "-"
     percent = " / ".join(f"{100 * shares[impl]:.0f}%" if shares.get(impl) else "-"
                          for impl in ("ours", "transformers"))
+    ceiling = r.get("mfu_ceiling")
+    bound = (f"; its matmul shapes' ceiling {100 * ceiling['ceiling']:.0f}% ({ceiling['shapes']} shapes, "
+             f"{100 * ceiling['matmul_share']:.0f}% of the FLOPs; slowest: {ceiling['slowest']})") if ceiling else ""
     return (f"{percent} ({r['model_flops'] / 1e12:.3g} TFLOP; {r['matmul_best_gflops']:.1f} GFLOP/s "
-            f"{r['matmul_library']})")
+            f"{r['matmul_library']}{bound})")
 
 
 def report(by, quick):
@@ -713,7 +720,8 @@ def report(by, quick):
         shares = r.get("mfu") or {}
         if r["shape"] == "base":  # the targets read base-size steps only (not --quick's tiny ones)
             measured.setdefault(family, {})[backend] = (ours.get("step_s"), _median(vs_hf), _median(vs_kh),
-                                                        shares.get("ours"), shares.get("transformers"))
+                                                        shares.get("ours"), shares.get("transformers"),
+                                                        (r.get("mfu_ceiling") or {}).get("ceiling"))
         threads = r.get("threads")
         rows.append([
             family, backend, r["objective"], threads["threads"] if isinstance(threads, dict) else "default",
@@ -740,8 +748,11 @@ def report(by, quick):
                             ratios[best] >= need))
         share = per_backend[best][3]
         if share is not None:
+            ceiling = per_backend[best][5]
             targets.append((f"{family} pretraining step: MFU >= 60% of the best matmul of the run (ours, best "
-                            "backend, base size)", f"{100 * share:.0f}% ({best})", share >= 0.6))
+                            "backend, base size)", f"{100 * share:.0f}% ({best})"
+                            + (f"; the ceiling of its matmul shapes {100 * ceiling:.0f}%" if ceiling else ""),
+                            share >= 0.6))
     title = ("### Each family's pretraining step (its own objective; AdamW, float32; ours, transformers and "
              "keras-hub in one process, the same threads per library, rounds rotating the order; ratios = median "
              "of per-round reference / ours (min-max); transformers' MLM decoders gathered at the predicted "

@@ -157,11 +157,14 @@ def time_steps(result, steps, rounds, tokens, notes, reference="transformers", o
     `tokens_per_s`. `result[name]` must exist (a dict).
 
     `count_flops` names a PyTorch side whose warm-up step runs under `torch_step_flops` (`result["model_flops"]`):
-    the FLOPs of the work at no extra step."""
+    the FLOPs of the work at no extra step, and its matmul calls (`result["matmul_calls"]`, for
+    `matmul_shape_ceiling`)."""
     for name, step in steps.items():
         begin = time.perf_counter()
         if name == count_flops:
-            result["model_flops"], result[name]["loss_first"] = torch_step_flops(step, with_value=True)
+            result["matmul_calls"] = []
+            result["model_flops"], result[name]["loss_first"] = torch_step_flops(
+                step, with_value=True, matmuls=result["matmul_calls"])
         else:
             result[name]["loss_first"] = step()
         result[name]["first_step_s"] = time.perf_counter() - begin
@@ -288,17 +291,124 @@ def best_matmul(libraries, n=2048, repeats=5):
     return best
 
 
-def torch_step_flops(step, with_value=False):
+def torch_step_flops(step, with_value=False, matmuls=None):
     """The FLOPs of one call of the PyTorch training `step()` (forward, backward), counted by
     `torch.utils.flop_counter.FlopCounterMode` (matmuls, convolutions, attention; elementwise work and the
     optimizer update not counted): the model FLOPs of the work both sides do. The call is a real step;
-    `with_value`: `(flops, what the step returned)`."""
+    `with_value`: `(flops, what the step returned)`. `matmuls`, a list, receives the step's matmul calls
+    (`record_matmuls`) for `matmul_shape_ceiling`."""
     from torch.utils.flop_counter import FlopCounterMode
 
     counter = FlopCounterMode(display=False)
+    recorder = _matmul_recorder() if matmuls is not None else None
     with counter:
-        value = step()
+        if recorder is None:
+            value = step()
+        else:
+            with recorder:
+                value = step()
+            matmuls.extend(recorder.calls())
     return (counter.get_total_flops(), value) if with_value else counter.get_total_flops()
+
+
+# The aten matmuls whose shapes `matmul_shape_ceiling` times -> the positions of their two factors.
+MATMUL_FACTORS = {"mm": (0, 1), "addmm": (1, 2), "bmm": (0, 1), "baddbmm": (1, 2)}
+
+
+def _tensor_meta(value):
+    """`["tensor", size, stride, dtype]` of a tensor, the value itself otherwise (JSON-friendly)."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return ["tensor", list(value.shape), list(value.stride()), str(value.dtype).removeprefix("torch.")]
+    return value
+
+
+def _matmul_recorder():
+    """A `TorchDispatchMode` counting the calls of each matmul (`MATMUL_FACTORS`) by operator, arguments' sizes,
+    strides and dtypes: `.calls()` -> `[[operator, [argument metas], {kwargs}, calls, flops per call], ...]`."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Recorder(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.counts = {}
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            name = func.overloadpacket.__name__
+            if name in MATMUL_FACTORS:
+                a, b = (args[i] for i in MATMUL_FACTORS[name])
+                flops = 2 * a.numel() * b.shape[-1]  # batch x m x k x n, twice
+                key = repr((str(func), [_tensor_meta(x) for x in args], sorted(kwargs.items())))
+                entry = self.counts.setdefault(key, [str(func), [_tensor_meta(x) for x in args], dict(kwargs), 0,
+                                                     flops])
+                entry[3] += 1
+            return func(*args, **kwargs)
+
+        def calls(self):
+            return list(self.counts.values())
+
+    return Recorder()
+
+
+def _replay(operator, metas, kwargs):
+    """A function calling the aten `operator` ("aten.mm.default") on random tensors of the recorded sizes,
+    strides and dtypes."""
+    import torch
+
+    def make(meta):
+        if not (isinstance(meta, list) and meta and meta[0] == "tensor"):
+            return meta
+        _, size, stride, dtype = meta
+        storage = 1 + sum((n - 1) * s for n, s in zip(size, stride)) if all(size) else 0
+        base = torch.randn(storage).to(getattr(torch, dtype))
+        return torch.as_strided(base, size, stride)
+
+    _, packet, overload = operator.split(".")
+    func = getattr(getattr(torch.ops.aten, packet), overload)
+    args = [make(meta) for meta in metas]
+    return lambda: func(*args, **kwargs)
+
+
+def fastest_call(fn, min_calls=3, min_seconds=0.02, max_calls=50):
+    """The fastest of at least `min_calls` timed calls of `fn` (more, up to `max_calls`, until `min_seconds` are
+    spent) after one untimed call."""
+    fn()
+    times = []
+    while len(times) < min_calls or (sum(times) < min_seconds and len(times) < max_calls):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def matmul_shape_ceiling(calls, flops, matmul_gflops):
+    """The MFU a step could reach on this CPU if each of its matmuls ran as fast as PyTorch runs that matmul
+    alone at the same shape (`calls` from `torch_step_flops(matmuls=...)`, each timed here with the process'
+    threads) and the rest of its `flops` (convolutions, fused attention) at the best rate `matmul_gflops`; the
+    step's elementwise work, softmaxes and optimizer take no time in it. So it is an upper bound of the MFU of
+    any implementation of the step that multiplies the same shapes: small matmuls (a recurrence's [batch, H]
+    rows, attention heads 64 wide) reach a fraction of the best n^3 rate.
+
+    Returns `{"ceiling": share, "matmul_share": share of `flops` in the timed matmuls, "shapes": distinct ones,
+    "slowest": "the matmul costing the most time: shapes, GFLOP/s, share of the ceiling's time"}`, or None
+    without calls."""
+    if not (calls and flops and matmul_gflops):
+        return None
+    seconds, counted, worst = 0.0, 0, None
+    for operator, metas, kwargs, n, per_call in calls:
+        spent = n * fastest_call(_replay(operator, metas, kwargs))
+        seconds += spent
+        counted += n * per_call
+        if worst is None or spent > worst[0]:
+            sizes = " x ".join(str(meta[1]) for meta in metas if isinstance(meta, list) and meta[:1] == ["tensor"])
+            worst = (spent, f"{operator.split('.')[1]} {sizes}", n * per_call / spent / 1e9)
+    rest = max(flops - counted, 0)
+    seconds += rest / (matmul_gflops * 1e9)
+    return {"ceiling": flops / seconds / 1e9 / matmul_gflops, "matmul_share": min(counted / flops, 1.0),
+            "shapes": len(calls),
+            "slowest": f"{worst[1]} ({worst[2]:.0f} GFLOP/s, {100 * worst[0] / seconds:.0f}% of the time)"}
 
 
 def mfu(flops, step_s, matmul_gflops):

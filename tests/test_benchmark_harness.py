@@ -360,6 +360,40 @@ def test_the_step_flops_are_the_matmuls_forward_and_backward():
     assert library == "numpy" and gflops > 0
 
 
+@pytest.mark.one_backend
+def test_the_matmul_shape_ceiling_replays_the_steps_matmuls(monkeypatch):
+    import torch
+
+    layer = torch.nn.Linear(4, 3)
+    x = torch.ones(2, 4, requires_grad=True)
+
+    def step():
+        loss = layer(x).sum()
+        loss.backward()
+        return float(loss.detach())
+
+    calls = []
+    flops = harness.torch_step_flops(step, matmuls=calls)
+    # Forward addmm [2, 4] x [4, 3] (the weight transposed: strides (1, 4)), backward: the input's gradient
+    # [2, 3] x [3, 4] and the weight's [3, 2] x [2, 4]; each 48 FLOPs, all of the counted 144.
+    assert flops == 144
+    assert sorted((op, n, per_call) for op, _, _, n, per_call in calls) == [
+        ("aten.addmm.default", 1, 48), ("aten.mm.default", 1, 48), ("aten.mm.default", 1, 48)]
+    addmm = next(c for c in calls if c[0] == "aten.addmm.default")
+    assert addmm[1][2] == ["tensor", [4, 3], [1, 4], "float32"]
+    out = harness._replay(*addmm[:3])()  # random factors of the recorded sizes and strides
+    assert tuple(out.shape) == (2, 3) and out.dtype == torch.float32
+
+    # Each call timed alone: at 48 FLOPs per 1e-9 s (48 GFLOP/s) against a best rate of 96 GFLOP/s, the ceiling
+    # is 50%; FLOPs no matmul accounts for (here 144 more) count at the best rate.
+    monkeypatch.setattr(harness, "fastest_call", lambda fn: 1e-9)
+    ceiling = harness.matmul_shape_ceiling(calls, flops, 96.0)
+    assert ceiling["ceiling"] == pytest.approx(0.5) and ceiling["matmul_share"] == 1.0 and ceiling["shapes"] == 3
+    assert ceiling["slowest"].endswith("(48 GFLOP/s, 33% of the time)")
+    assert harness.matmul_shape_ceiling(calls, 2 * flops, 96.0)["ceiling"] == pytest.approx(2 / 3)
+    assert harness.matmul_shape_ceiling([], flops, 96.0) is None
+
+
 def test_the_families_report_judges_mfu_on_the_best_backend():
     from benchmarks import bench_families
 
@@ -376,6 +410,13 @@ def test_the_families_report_judges_mfu_on_the_best_backend():
     mfu_targets = [t for t in targets if "MFU" in t[0]]
     assert mfu_targets == [(mfu_targets[0][0], "65% (jax)", True)]  # the fastest backend's, not the other's
     assert "65% / 32% (1 TFLOP; 100.0 GFLOP/s torch)" in sections[0]
+    # With the ceiling of the step's matmul shapes, the target and the table state it.
+    slowest = "bmm [96, 128, 64] x [96, 64, 128] (80 GFLOP/s, 30% of the time)"
+    by[("families", "gpt jax")]["mfu_ceiling"] = {"ceiling": 0.7, "matmul_share": 0.9, "shapes": 12, "slowest": slowest}
+    sections, targets = bench_families.report(by, quick=False)
+    assert [t[1] for t in targets if "MFU" in t[0]] == ["65% (jax); the ceiling of its matmul shapes 70%"]
+    assert ("65% / 32% (1 TFLOP; 100.0 GFLOP/s torch; its matmul shapes' ceiling 70% (12 shapes, 90% of the FLOPs; "
+            "slowest: bmm [96, 128, 64] x [96, 64, 128] (80 GFLOP/s, 30% of the time)))") in sections[0]
     # The transformers target states what share of the best matmul 1.2x would need (the same FLOPs per step).
     speed = [t for t in targets if "1.2x transformers" in t[0]]
     assert speed == [(speed[0][0], "2.00x (jax); jax 2.00x, tensorflow 2.00x; transformers at 32% MFU: 1.2x needs 39%",
