@@ -296,7 +296,7 @@ def torch_step_flops(step, with_value=False, matmuls=None):
     `torch.utils.flop_counter.FlopCounterMode` (matmuls, convolutions, attention; elementwise work and the
     optimizer update not counted): the model FLOPs of the work both sides do. The call is a real step;
     `with_value`: `(flops, what the step returned)`. `matmuls`, a list, receives the step's matmul calls
-    (`record_matmuls`) for `matmul_shape_ceiling`."""
+    (`_matmul_recorder`) for `matmul_shape_ceiling`."""
     from torch.utils.flop_counter import FlopCounterMode
 
     counter = FlopCounterMode(display=False)
@@ -339,11 +339,11 @@ def _matmul_recorder():
             name = func.overloadpacket.__name__
             if name in MATMUL_FACTORS:
                 a, b = (args[i] for i in MATMUL_FACTORS[name])
-                flops = 2 * a.numel() * b.shape[-1]  # batch x m x k x n, twice
-                key = repr((str(func), [_tensor_meta(x) for x in args], sorted(kwargs.items())))
-                entry = self.counts.setdefault(key, [str(func), [_tensor_meta(x) for x in args], dict(kwargs), 0,
-                                                     flops])
-                entry[3] += 1
+                metas = [_tensor_meta(x) for x in args]
+                key = repr((str(func), metas, sorted(kwargs.items())))
+                if key not in self.counts:  # flops: batch x m x k x n, twice
+                    self.counts[key] = [str(func), metas, dict(kwargs), 0, 2 * a.numel() * b.shape[-1]]
+                self.counts[key][3] += 1
             return func(*args, **kwargs)
 
         def calls(self):
