@@ -214,3 +214,107 @@ def gelu(x, approximate):
     if _fusing(x):
         return _tf_fused(approximate)(x)
     return keras.activations.gelu(x, approximate=approximate)
+
+
+def projected_recurrence(cell, output, gates_x, real, state0, recurrent_kernel, projection):
+    """The recurrence of an LSTM with a projection (LSTMP), over time-major inputs.
+
+    With the state `[h; c]` (B, D + C), for t = 0 .. W - 1:
+
+        z = gates_x[t] + h @ recurrent_kernel       # (B, 4C)
+        m, c' = cell(z, c)                          # (B, C) each, elementwise
+        state = output(m @ projection, c', state, real[t])
+
+    `cell` and `output` are elementwise (keras.ops); `real` (W, B, 1) is 1.0
+    at real steps, 0.0 at padding. Returns `(final state, states (W, B, D + C))`.
+
+    On TensorFlow and PyTorch: `keras.ops.scan` (a while loop, a Python
+    loop), differentiated by the backend. On JAX, `lax.scan` with its own
+    backward pass, the same gradients (to float rounding) with less work
+    than JAX's differentiation of the scan. That one multiplies `dz @ U^T`
+    reading `U` (D, 4C) across its rows (on XLA:CPU 3.4x slower than the
+    forward `h @ U` at B = 8), and adds each step's outer products `h^T dz`
+    and `m^T dh` into the weight gradients inside the loop (per step, a
+    [D, 4C] matmul of rank B and a 32 MB add at ELMo's size). Here the
+    backward loop multiplies by `U^T` and `projection^T` transposed once,
+    only carries the state's gradient, and the weight gradients are two
+    matmuls over all W * B rows after it.
+    """
+    if keras.backend.backend() == "jax":
+        return _jax_projected_recurrence(cell, output, gates_x, real, state0, recurrent_kernel, projection)
+    return _scan_projected_recurrence(cell, output, gates_x, real, state0, recurrent_kernel, projection)
+
+
+def _scan_projected_recurrence(cell, output, gates_x, real, state0, recurrent_kernel, projection):
+    """`projected_recurrence` as one `keras.ops.scan`, differentiated by the backend."""
+    dim = recurrent_kernel.shape[0]
+    # Keras' TF `scan` takes one tensor of unknown length (the mask rides along as one more column) and
+    # needs outputs shaped like the carry.
+    steps = ops.concatenate([gates_x, real], axis=-1)  # (W, B, 4C + 1)
+
+    def step(state, inputs_t):
+        z = inputs_t[:, :-1] + ops.matmul(state[:, :dim], recurrent_kernel)
+        m, c = cell(z, state[:, dim:])
+        state = output(ops.matmul(m, projection), c, state, inputs_t[:, -1:])
+        return state, state
+
+    return ops.scan(step, state0, steps)
+
+
+def _jax_projected_recurrence(cell, output, gates_x, real, state0, recurrent_kernel, projection):
+    """`projected_recurrence` on JAX: `lax.scan` forward, the backward pass of its docstring."""
+    import jax
+    import jax.numpy as jnp
+
+    dim = recurrent_kernel.shape[0]
+
+    def run(gates, real, state, kernel, proj):
+        def step(state, xs):
+            gates_t, real_t = xs
+            z = gates_t + state[:, :dim] @ kernel
+            m, c = cell(z, state[:, dim:])
+            hidden = m @ proj
+            new = output(hidden, c, state, real_t)
+            return new, (new, (z, hidden))
+
+        final, (states, saved) = jax.lax.scan(step, state, (gates, real))
+        return final, states, saved
+
+    @jax.custom_vjp
+    def recurrence(gates, real, state, kernel, proj):
+        final, states, _ = run(gates, real, state, kernel, proj)
+        return final, states
+
+    def recurrence_forward(gates, real, state, kernel, proj):
+        final, states, (zs, hiddens) = run(gates, real, state, kernel, proj)
+        return (final, states), (real, state, kernel, proj, states, zs, hiddens)
+
+    def recurrence_backward(residuals, cotangents):
+        real, state0, kernel, proj, states, zs, hiddens = residuals
+        d_final, d_states = cotangents
+        previous = jnp.concatenate([state0[None], states[:-1]], axis=0)  # the state before each step
+        kernel_t, proj_t = jnp.transpose(kernel), jnp.transpose(proj)
+
+        def back(d_state, xs):
+            d_out, z, prev, hidden, real_t = xs
+            (m, c), cell_vjp = jax.vjp(cell, z, prev[:, dim:])
+            _, output_vjp = jax.vjp(lambda h, c, s: output(h, c, s, real_t), hidden, c, prev)
+            d_hidden, d_c, d_prev = output_vjp(d_state + d_out)
+            d_z, d_c_prev = cell_vjp((d_hidden @ proj_t, d_c))
+            d_prev = d_prev + jnp.concatenate([d_z @ kernel_t, d_c_prev], axis=-1)
+            return d_prev, (d_z, d_hidden, m)
+
+        d_state0, (d_zs, d_hiddens, ms) = jax.lax.scan(
+            back, d_final, (d_states, zs, previous, hiddens, real), reverse=True
+        )
+
+        def rows(x):
+            return jnp.reshape(x, (-1, x.shape[-1]))
+
+        d_kernel = rows(previous[..., :dim]).T @ rows(d_zs)
+        d_proj = rows(ms).T @ rows(d_hiddens)
+        return d_zs, jnp.zeros_like(real), d_state0, d_kernel, d_proj
+
+    recurrence.defvjp(recurrence_forward, recurrence_backward)
+    convert = ops.convert_to_tensor
+    return recurrence(gates_x, real, state0, convert(recurrent_kernel), convert(projection))

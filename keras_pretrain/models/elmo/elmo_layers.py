@@ -10,6 +10,7 @@ import keras
 from keras import ops
 
 from keras_pretrain.errors import ConfigError
+from keras_pretrain.layers.backend_kernels import projected_recurrence
 
 
 def _clip(x, value):
@@ -184,9 +185,11 @@ class LSTMP(keras.layers.Layer):
         c = clip(c, -cell_clip, cell_clip)
         h = clip((sigmoid(o) * tanh(c)) P, -proj_clip, proj_clip)
 
-    `x W + b` is computed for all steps at once; the recurrence is a
-    `keras.ops.scan` over time (a while loop on TF, `lax.scan` on JAX, a
-    Python loop on PyTorch). With `go_backwards=True` each row is reversed
+    `x W + b` is computed for all steps at once; the recurrence is
+    `layers.backend_kernels.projected_recurrence` (a `keras.ops.scan` over
+    time: a while loop on TF, a Python loop on PyTorch; on JAX a `lax.scan`
+    with its own backward pass, whose weight gradients are two matmuls after
+    the loop). With `go_backwards=True` each row is reversed
     within its own length (from the mask) before the scan and back after, so
     the backward LM starts at each sequence's real end: batches must be
     right-padded (real tokens first). Outputs at padding positions are 0;
@@ -314,34 +317,29 @@ class LSTMP(keras.layers.Layer):
             inputs = reverse_padded(inputs, lengths)
         gates_x = ops.matmul(inputs, self.kernel) + self.bias  # (B, W, 4C)
         gates_x = ops.transpose(gates_x, (1, 0, 2))  # (W, B, 4C)
-        # The mask rides along as one more column: Keras' TF `scan` takes one tensor of unknown length.
         real = ops.cast(ops.transpose(mask)[:, :, None], gates_x.dtype)  # (W, B, 1); padding stays last
-        steps = ops.concatenate([gates_x, real], axis=-1)  # (W, B, 4C + 1)
         batch = ops.shape(inputs)[0]
-        # One carry tensor [h; c] (B, D + C), also the per-step output:
-        # Keras' TF `scan` needs outputs shaped like the carry.
+        # One carry tensor [h; c] (B, D + C), also the per-step output.
         state0 = self._initial_state(batch)
-        recurrent_kernel = self.recurrent_kernel
-        projection = self.projection
         units, dim = self.units, self.projection_dim
 
-        def step(state, inputs_t):
-            gx, real_t = inputs_t[:, :-1], inputs_t[:, -1:] > 0.5
-            h, c = state[:, :dim], state[:, dim:]
-            z = gx + ops.matmul(h, recurrent_kernel)
+        def cell(z, c):
             i = z[:, :units]
             j = z[:, units : 2 * units]
             f = z[:, 2 * units : 3 * units]
             o = z[:, 3 * units :]
             c = ops.sigmoid(f + self.forget_bias) * c + ops.sigmoid(i) * ops.tanh(j)
             c = _clip(c, self.cell_clip)
-            h = ops.matmul(ops.sigmoid(o) * ops.tanh(c), projection)
-            h = _clip(h, self.proj_clip)
-            # Padding steps hold the state (the final state is the last real one).
-            state = ops.where(real_t, ops.concatenate([h, c], axis=-1), state)
-            return state, state
+            return ops.sigmoid(o) * ops.tanh(c), c
 
-        final, states = ops.scan(step, state0, steps)
+        def output(hidden, c, state, real_t):
+            h = _clip(hidden, self.proj_clip)
+            # Padding steps hold the state (the final state is the last real one).
+            return ops.where(real_t > 0.5, ops.concatenate([h, c], axis=-1), state)
+
+        final, states = projected_recurrence(
+            cell, output, gates_x, real, state0, self.recurrent_kernel, self.projection
+        )
         if self.stateful:
             self._store_state(final, batch)
         outputs = states[:, :, :dim]  # (W, B, D)

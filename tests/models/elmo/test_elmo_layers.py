@@ -61,6 +61,48 @@ def test_lstmp_equals_torch_lstm_with_projection():
     assert max_abs_diff(y, expected[:, :, :proj]) > 1e-3
 
 
+def test_lstmp_gradients_equal_torch_lstm_with_projection():
+    """One SGD(1.0) step on a padded batch moves every weight by torch's gradient (each direction; on JAX the
+    recurrence's own backward pass runs)."""
+    import keras
+    import torch
+
+    batch, width, input_dim, units, proj = 3, 7, 5, 12, 4
+    lstm = torch.nn.LSTM(input_dim, units, proj_size=proj, batch_first=True, bidirectional=True)
+    randomize_torch_module(lstm, seed=2, scale=0.5)
+    rng = np.random.default_rng(1)
+    lengths = np.array([7, 4, 1])
+    mask = np.arange(width)[None, :] < lengths[:, None]
+    x = (rng.normal(size=(batch, width, input_dim)) * mask[:, :, None]).astype("float32")
+    target = (rng.normal(size=(batch, width, proj)) * mask[:, :, None]).astype("float32")
+    packed = torch.nn.utils.rnn.pack_padded_sequence(
+        torch.from_numpy(x), torch.from_numpy(lengths), batch_first=True, enforce_sorted=False
+    )
+    out, _ = torch.nn.utils.rnn.pad_packed_sequence(lstm(packed)[0], batch_first=True, total_length=width)
+    for direction, go_backwards, suffix in ((0, False, ""), (1, True, "_reverse")):
+        lstm.zero_grad()
+        mse = ((out[:, :, direction * proj : (direction + 1) * proj] - torch.from_numpy(target)) ** 2).mean()
+        mse.backward(retain_graph=True)
+        grads = {k: v.grad.numpy() for k, v in lstm.named_parameters() if k.endswith(f"l0{suffix}")}
+        layer = LSTMP(units, proj, go_backwards=go_backwards, forget_bias=1.0)
+        features, real = keras.Input((width, input_dim)), keras.Input((width,), dtype="bool")
+        model = keras.Model([features, real], layer(features, mask=real))
+        _load_torch_direction(layer, lstm, suffix, 1.0)
+        model.compile(optimizer=keras.optimizers.SGD(1.0), loss="mse")
+        before = [to_numpy(w) for w in layer._lstm_weights()]
+        model.train_on_batch([x, mask], target)
+        moved = [b - to_numpy(w) for b, w in zip(before, layer._lstm_weights())]
+        expected = [
+            _torch_gates_to_ours(grads[f"weight_ih_l0{suffix}"]).T,
+            _torch_gates_to_ours(grads[f"weight_hh_l0{suffix}"]).T,
+            _torch_gates_to_ours(grads[f"bias_ih_l0{suffix}"]),
+            grads[f"weight_hr_l0{suffix}"].T,
+        ]
+        for name, got, want in zip(("kernel", "recurrent_kernel", "bias", "projection"), moved, expected):
+            assert np.abs(want).max() > 1e-3, name
+            assert max_abs_diff(got, want) <= 1e-5, (go_backwards, name, max_abs_diff(got, want))
+
+
 def test_reverse_padded():
     x = np.arange(2 * 4).reshape(2, 4, 1).astype("float32")
     got = to_numpy(reverse_padded(x, np.array([4, 2])))[..., 0]
