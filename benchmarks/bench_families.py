@@ -550,7 +550,10 @@ def _elmo(dims, batch, seq, shape):
 
     objective = f"forward + backward LM, sampled softmax ({S} log-uniform candidates of {V:,} words)"
     notes = ["transformers has no ELMo: the reference is plain PyTorch written in benchmarks/bench_families.py "
-             "(nn.LSTM with proj_size, no cell / projection clipping)", "keras-hub has no ELMo"]
+             "(nn.LSTM with proj_size, no cell / projection clipping)", "keras-hub has no ELMo",
+             "the MFU ceiling is the reference's matmul shapes' (its LSTM weight gradients: one rank-B product per "
+             "step); ours on JAX multiplies them once over all steps after the backward loop "
+             "(layers/backend_kernels.projected_recurrence), so it can pass that ceiling"]
     return objective, dict(ours=ours, transformers=transformers), notes
 
 
