@@ -393,6 +393,11 @@ def test_the_matmul_shape_ceiling_replays_the_steps_matmuls(monkeypatch):
     assert harness.matmul_shape_ceiling(calls, 2 * flops, 96.0)["ceiling"] == pytest.approx(2 / 3)
     assert harness.matmul_shape_ceiling([], flops, 96.0) is None
 
+    # A pass slowed by load does not count: each shape keeps its fastest time over the passes.
+    times = iter([4e-9, 1e-9, 1e-9, 1e-9, 4e-9, 4e-9] + [4e-9] * 3 * (harness.REPLAY_PASSES - 2))
+    monkeypatch.setattr(harness, "fastest_call", lambda fn: next(times))
+    assert harness.matmul_shape_ceiling(calls, flops, 96.0)["ceiling"] == pytest.approx(0.5)
+
 
 def test_the_families_report_judges_mfu_on_the_best_backend():
     from benchmarks import bench_families

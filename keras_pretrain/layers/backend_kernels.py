@@ -3,8 +3,10 @@
 Where the fastest formulation differs between backends (each choice measured
 in a training step, see benchmarks/RESULTS.md), the choice is made here and
 the layers call these functions: the masked-LM head's bias (`add_bias_to_rows`)
-and loss (`sparse_crossentropy_from_logits`), dropout, and GELU on TensorFlow
-(`gelu`: one XLA kernel each way, see `activations.py`).
+and loss (`sparse_crossentropy_from_logits`), dropout, GELU on TensorFlow
+(`gelu`: one XLA kernel each way, see `activations.py`), and the recurrence of
+ELMo's LSTM with a projection on JAX (`projected_recurrence`: its own backward
+pass; the only backend code of that family, so it lives here too).
 
 Dropout masks: cheaper than Keras' (same rates, same seed state as Keras'),
 and no `keras.ops` formulation draws them as cheaply, so each backend has
