@@ -270,26 +270,21 @@ def _jax_projected_recurrence(cell, output, gates_x, real, state0, recurrent_ker
 
     dim = recurrent_kernel.shape[0]
 
-    def run(gates, real, state, kernel, proj):
+    def recurrence_forward(gates, real, state, kernel, proj):
         def step(state, xs):
             gates_t, real_t = xs
             z = gates_t + state[:, :dim] @ kernel
             m, c = cell(z, state[:, dim:])
             hidden = m @ proj
             new = output(hidden, c, state, real_t)
-            return new, (new, (z, hidden))
+            return new, (new, z, hidden)
 
-        final, (states, saved) = jax.lax.scan(step, state, (gates, real))
-        return final, states, saved
+        final, (states, zs, hiddens) = jax.lax.scan(step, state, (gates, real))
+        return (final, states), (real, state, kernel, proj, states, zs, hiddens)
 
     @jax.custom_vjp
     def recurrence(gates, real, state, kernel, proj):
-        final, states, _ = run(gates, real, state, kernel, proj)
-        return final, states
-
-    def recurrence_forward(gates, real, state, kernel, proj):
-        final, states, (zs, hiddens) = run(gates, real, state, kernel, proj)
-        return (final, states), (real, state, kernel, proj, states, zs, hiddens)
+        return recurrence_forward(gates, real, state, kernel, proj)[0]  # the saved z, hidden: dropped by jit (one scan output lowered)
 
     def recurrence_backward(residuals, cotangents):
         real, state0, kernel, proj, states, zs, hiddens = residuals
