@@ -284,7 +284,8 @@ def _jax_projected_recurrence(cell, output, gates_x, real, state0, recurrent_ker
 
     @jax.custom_vjp
     def recurrence(gates, real, state, kernel, proj):
-        return recurrence_forward(gates, real, state, kernel, proj)[0]  # the saved z, hidden: dropped by jit (one scan output lowered)
+        # The saved z and hidden are dropped by jit (one scan output is lowered).
+        return recurrence_forward(gates, real, state, kernel, proj)[0]
 
     def recurrence_backward(residuals, cotangents):
         real, state0, kernel, proj, states, zs, hiddens = residuals
