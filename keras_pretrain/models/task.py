@@ -79,6 +79,8 @@ class TaskMixin:
         """
         if keras.config.backend() != "tensorflow" or getattr(self, "_distribute_strategy", None) is not None:
             return super()._maybe_symbolic_build(iterator=iterator, data_batch=data_batch)
+        if not self._unbuilt_for_training():
+            return  # every later fit / evaluate: no batch pulled
         try:
             if iterator is not None:  # fit / evaluate: Keras resets the epoch iterator after this call
                 for _, _, batches in iterator:
@@ -88,6 +90,13 @@ class TaskMixin:
             self._symbolic_build(data_batch=data_batch)
         except Exception:  # noqa: BLE001 - an empty dataset or an unbuildable model: built in the trace instead
             pass
+
+    def _unbuilt_for_training(self):
+        """Whether `_symbolic_build` has something to build (Keras' own conditions in it, private attributes)."""
+        compiled = (getattr(self, "_compile_loss", None), getattr(self, "_compile_metrics", None),
+                    getattr(self, "optimizer", None))
+        return (any(part is not None and not part.built for part in compiled)
+                or not all(layer.built for layer in self._flatten_layers()))
 
     def takes_inputs_as_given(self, x):
         """`x` is already a dict of this model's inputs (ids, masks): the preprocessor, if any, is skipped,

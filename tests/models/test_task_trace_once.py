@@ -53,6 +53,12 @@ def test_pretrainer_fit_traces_its_step_once():
     assert counts == {"traces": 1, "created_in_trace": []}
     assert model.optimizer.built and np.isfinite(history["loss"]).all()
     assert {"mlm_loss", "nsp_loss"} <= set(history)
+    # Built: later calls neither pull a batch nor build again.
+    pulled = []
+    model._symbolic_build = lambda **kwargs: pulled.append(kwargs)
+    model.fit(data, verbose=0)
+    model.evaluate(data, verbose=0)
+    assert pulled == [] and counts["traces"] == 1
 
 
 def test_classifier_train_and_test_on_batch_trace_once():
