@@ -71,24 +71,27 @@ class TaskMixin:
     def _maybe_symbolic_build(self, iterator=None, data_batch=None):
         """Builds the model, its compiled loss and metrics and the optimizer before the step is traced.
 
-        Keras' TensorFlow trainer does this (`_symbolic_build` on the first batch) only under a `tf.distribute`
-        strategy; without one it creates those variables inside the first trace of the train step, and
-        `tf.function` then traces the step a second time. The JAX and PyTorch trainers always build first, as
-        here: the same variables, the same numbers, one trace. The RoBERTa-base pretraining step's first call
-        took 19.2 s instead of 25.4 s (2 threads, XLA). If the symbolic build fails, Keras' deferred way runs.
+        Keras' TensorFlow trainer does this (`_symbolic_build`) only under a `tf.distribute` strategy; without
+        one it creates those variables inside the first trace of the train step, and `tf.function` then traces
+        the step a second time. The JAX and PyTorch trainers always build first: the same variables, the same
+        numbers, one trace. The RoBERTa-base pretraining step's first call took 19.2 s instead of 25.4 s (2
+        threads, XLA). `fit` / `evaluate` build from the dataset's `element_spec`, not from a batch pulled from it
+        (as Keras' other paths do), so a shuffled dataset's first epoch is the order it was before. If the
+        symbolic build fails, Keras' deferred way runs.
         """
         if keras.config.backend() != "tensorflow" or getattr(self, "_distribute_strategy", None) is not None:
             return super()._maybe_symbolic_build(iterator=iterator, data_batch=data_batch)
         if not self._unbuilt_for_training():
             return  # every later fit / evaluate: no batch pulled
+        if iterator is not None:  # fit / evaluate: the shapes and dtypes of the batches, none pulled
+            # private API: the tf.data dataset of Keras' TensorFlow epoch iterator
+            data_batch = getattr(getattr(iterator, "_distributed_dataset", None), "element_spec", None)
+        if data_batch is None:
+            return
         try:
-            if iterator is not None:  # fit / evaluate: Keras resets the epoch iterator after this call
-                for _, _, batches in iterator:
-                    data_batch = next(batches)
-                    break
             # private API: the build Keras' trainers run before tracing (the strategy path of this method)
             self._symbolic_build(data_batch=data_batch)
-        except Exception:  # noqa: BLE001 - an empty dataset or an unbuildable model: built in the trace instead
+        except Exception:  # noqa: BLE001 - a spec or model it cannot build: built in the trace instead, as Keras
             pass
 
     def _unbuilt_for_training(self):

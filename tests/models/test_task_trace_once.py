@@ -75,9 +75,45 @@ def test_classifier_train_and_test_on_batch_trace_once():
     assert np.isfinite(losses).all()
 
 
+def _orders_seen_by_fit(model, x):
+    """The orders in which `model.fit` (2 epochs) gets a seeded shuffle of `x`, read inside the pipeline."""
+    seen = []
+
+    def log(ids):
+        seen.append(ids.numpy()[:, 1].tolist())
+        return ids
+
+    data = tf.data.Dataset.from_tensor_slices((x, np.arange(8) % 3)).shuffle(8, seed=0).batch(8)
+    data = data.map(lambda a, b: ({**a, "token_ids": tf.ensure_shape(
+        tf.py_function(log, [a["token_ids"]], tf.int32), [None, 10])}, b))
+    model.fit(data, epochs=2, verbose=0)
+    return seen
+
+
+def test_fit_pulls_no_batch_for_the_build():
+    """The build reads the dataset's element_spec: a seeded shuffle reaches the task in the orders it reaches a
+    plain Keras model in (a batch pulled for the build and the iterator reset, as Keras' strategy path does,
+    would run the pipeline once more and shift every epoch by one permutation)."""
+    x = encoder_inputs(8, 10)
+    x["token_ids"][:, 1] = np.arange(8) + 10
+    inputs = {name: keras.Input((10,), dtype="int32", name=name) for name in x}
+    pooled = keras.layers.GlobalAveragePooling1D()(keras.layers.Embedding(60, 4)(inputs["token_ids"]))
+    plain = keras.Model(inputs, keras.layers.Dense(3)(pooled))
+    plain.compile(optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model = RobertaClassifier(RobertaBackbone(**ROBERTA_TINY), num_classes=3)
+    counts = _count_traces(model, "train_step")
+    keras.utils.set_random_seed(0)
+    expected = _orders_seen_by_fit(plain, x)
+    keras.utils.set_random_seed(0)
+    seen = _orders_seen_by_fit(model, x)
+    assert len(expected) == 2 and expected[0] != expected[1]
+    assert seen == expected
+    assert counts["traces"] == 1
+
+
 def test_an_empty_dataset_still_gets_keras_warning():
-    """The build pulls the first batch; with none, fit ends as Keras' does without the build: a warning that
-    the input ran out of data, and an empty history."""
+    """With no batch, fit ends as Keras' does without the build: a warning that the input ran out of data, and
+    an empty history."""
     model = RobertaClassifier(RobertaBackbone(**ROBERTA_TINY), num_classes=3)
     x = encoder_inputs(4, 10)
     empty = tf.data.Dataset.from_tensor_slices((x, np.arange(4) % 3)).batch(2).take(0)
