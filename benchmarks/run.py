@@ -26,6 +26,7 @@ best matmul FLOP/s of the same run.
 """
 
 import argparse
+import concurrent.futures
 import datetime
 import json
 import os
@@ -742,19 +743,36 @@ def build_report(results, args, info, load_start, load_end, started, wall):
     return body, targets
 
 
+# `--quick` backend processes at a time: one per core (each runs one thread per side; the tier times nothing it
+# judges). One after another the tier took 230 s on 2 cores (2026-12-07: JAX 132 s, TensorFlow 83, PyTorch 14).
+QUICK_PARALLEL = max(1, min(3, len(os.sched_getaffinity(0))))
+
+
 def run_quick(cases, args):
-    """The `--quick` cases, one process per backend; each case's wall is its own time in the process (printed)."""
-    results = []
-    for backend in dict.fromkeys(c[2] for c in cases):
-        mine = [c for c in cases if c[2] == backend]
-        labels = ", ".join(c[1] for c in mine)
-        print(f"[{backend or 'no backend'}] {len(mine)} cases in one process: {labels} ...", end=" ",
-              file=sys.stderr, flush=True)
+    """The `--quick` cases, one process per backend, as many processes at a time as this process has cores (the
+    tier runs one thread per side and judges no target); each case's wall is its own time in its process."""
+    groups = [[c for c in cases if c[2] == backend] for backend in dict.fromkeys(c[2] for c in cases)]
+
+    def run_group(mine):
         load = loadavg().split()[0]
-        outs, wall = run_cases_together([(c[3], c[4]) for c in mine], backend, args.timeout * len(mine),
+        outs, wall = run_cases_together([(c[3], c[4]) for c in mine], mine[0][2], args.timeout * len(mine),
                                         args.torch_threads)
+        return load, outs, wall
+
+    # The process without a backend first and alone: its machine-ceiling case measures how two processes scale.
+    alone = [mine for mine in groups if mine[0][2] is None]
+    together = [mine for mine in groups if mine[0][2] is not None]
+    print(f"{len(groups)} processes, the backends' {QUICK_PARALLEL} at a time ...", file=sys.stderr, flush=True)
+    done = dict(zip(map(id, alone), map(run_group, alone)))
+    with concurrent.futures.ThreadPoolExecutor(max_workers=QUICK_PARALLEL) as pool:
+        done.update(zip(map(id, together), pool.map(run_group, together)))
+    done = [done[id(mine)] for mine in groups]
+    results = []
+    for mine, (load, outs, wall) in zip(groups, done):
+        backend = mine[0][2]
         notes = [f"{c[1]}: {failed(r)}" for c, r in zip(mine, outs) if failed(r)]
-        print(f"{'; '.join(notes) or 'ok'} ({wall:.0f} s, load {loadavg()})", file=sys.stderr, flush=True)
+        print(f"[{backend or 'no backend'}] {len(mine)} cases in one process: {', '.join(c[1] for c in mine)} ... "
+              f"{'; '.join(notes) or 'ok'} ({wall:.0f} s, load at start {load})", file=sys.stderr, flush=True)
         for (group, label, _, case, kwargs), result in zip(mine, outs):
             results.append({"group": group, "label": label, "backend": backend, "case": case, "kwargs": kwargs,
                             "wall_s": result.get("case_wall_s", wall / len(mine)), "load_1min": load,

@@ -529,3 +529,32 @@ def test_the_report_prints_the_allocator_settings():
     assert "default settings" in run.allocator_line({"PATH": "/bin"})
     assert run.allocator_line({"MALLOC_MMAP_THRESHOLD_": "4000000000", "HOME": "/root"}) == (
         "Allocator: glibc malloc with MALLOC_MMAP_THRESHOLD_=4000000000.")
+
+
+def test_quick_runs_the_backends_side_by_side_after_the_process_without_one(monkeypatch):
+    """`--quick` runs its backend processes QUICK_PARALLEL at a time, after the one without a backend (whose
+    machine-ceiling case measures how two processes scale), and reports the cases in the plan's order."""
+    import threading
+    import time
+
+    from benchmarks import run
+
+    events, lock = [], threading.Lock()
+
+    def fake(cases, backend, timeout, torch_threads=None):
+        with lock:
+            events.append(("start", backend))
+        time.sleep(0.2)
+        with lock:
+            events.append(("end", backend))
+        return [{"case_wall_s": 0.1, "name": name} for name, _ in cases], 0.2
+
+    monkeypatch.setattr(run, "run_cases_together", fake)
+    monkeypatch.setattr(run, "QUICK_PARALLEL", 2)
+    plan = [("g", "a", "jax", "x", {}), ("g", "b", None, "y", {}), ("g", "c", "torch", "z", {}),
+            ("g", "d", "jax", "w", {})]
+    results = run.run_quick(plan, argparse.Namespace(timeout=10, torch_threads=None))
+    assert [r["label"] for r in results] == ["a", "d", "b", "c"]  # grouped by backend, in the plan's order
+    assert [r["result"]["name"] for r in results] == ["x", "w", "y", "z"]
+    assert events[:2] == [("start", None), ("end", None)]  # alone, first
+    assert {e for e in events[2:4]} == {("start", "jax"), ("start", "torch")}  # both backends at once
