@@ -82,7 +82,7 @@ class TaskMixin:
         if keras.config.backend() != "tensorflow" or getattr(self, "_distribute_strategy", None) is not None:
             return super()._maybe_symbolic_build(iterator=iterator, data_batch=data_batch)
         if not self._unbuilt_for_training():
-            return  # every later fit / evaluate: no batch pulled
+            return  # built already (every call after the first): nothing to do
         if iterator is not None:  # fit / evaluate: the shapes and dtypes of the batches, none pulled
             # private API: the tf.data dataset of Keras' TensorFlow epoch iterator
             data_batch = getattr(getattr(iterator, "_distributed_dataset", None), "element_spec", None)
