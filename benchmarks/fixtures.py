@@ -157,6 +157,7 @@ def build_mlm(impl, shape, batch, seq=128, predictions=20, keras_adamw=False, fu
         model.compile(optimizer=optimizer)  # keras-hub's default loss and accuracy metric
         x = {"token_ids": ids, "segment_ids": segments, "padding_mask": mask, "mask_positions": positions}
         y, sw = labels, weights
+        keras_hub_build_first(model, x, y, sw)
     else:
         raise ValueError(f"unknown impl {impl!r}")
 
@@ -166,6 +167,19 @@ def build_mlm(impl, shape, batch, seq=128, predictions=20, keras_adamw=False, fu
 
     step.model = model
     return step, model.count_params(), keras_backend()
+
+
+def keras_hub_build_first(model, x, y=None, sample_weight=None):
+    """Builds a compiled keras-hub model's loss, metrics and optimizer from a batch's shapes before its first step.
+
+    Keras' TensorFlow trainer does so only under a `tf.distribute` strategy; without one it creates those variables
+    inside the first trace of the train step and `tf.function` traces the step twice (our tasks build first:
+    `keras_pretrain.models.task.TaskMixin`; Keras' JAX and PyTorch trainers always do). The traced step is the same
+    graph either way, so the timed steps do not change; the untimed warm-up is one trace shorter."""
+    import keras
+
+    if keras.config.backend() == "tensorflow":
+        model._symbolic_build(data_batch=(x, y, sample_weight))  # private API: Keras' strategy-path build
 
 
 def gather_rows(hidden, positions):

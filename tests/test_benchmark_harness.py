@@ -558,3 +558,32 @@ def test_quick_runs_the_backends_side_by_side_after_the_process_without_one(monk
     assert [r["result"]["name"] for r in results] == ["x", "w", "y", "z"]
     assert events[:2] == [("start", None), ("end", None)]  # alone, first
     assert {e for e in events[2:4]} == {("start", "jax"), ("start", "torch")}  # both backends at once
+
+
+@pytest.mark.tf_only  # the double trace is Keras' TensorFlow trainer's
+def test_the_keras_hub_reference_traces_its_step_once():
+    """keras-hub's tasks keep Keras' TensorFlow double trace (the optimizer's and the loss trackers' variables are
+    created inside the first trace); the benchmark builds them first, as our tasks do, so the untimed warm-up is
+    one trace shorter. Its steps and losses are those of the unbuilt model."""
+    import keras
+
+    from benchmarks import fixtures
+
+    def run(build_first, monkeypatch):
+        if not build_first:
+            monkeypatch.setattr(fixtures, "keras_hub_build_first", lambda *args: None)
+        step, params, _ = fixtures.build_mlm("keras_hub", "tiny", batch=2, seq=16, predictions=3)
+        traces = []
+        train_step = step.model.train_step
+        step.model.train_step = lambda data: traces.append(1) or train_step(data)
+        losses = [step(), step()]
+        monkeypatch.undo()
+        return len(traces), losses, params
+
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        built = run(True, monkeypatch)
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        deferred = run(False, monkeypatch)
+    assert (built[0], deferred[0]) == (1, 2)
+    assert built[2] == deferred[2] and keras.config.backend() == "tensorflow"
+    np.testing.assert_allclose(built[1], deferred[1], rtol=1e-6)
