@@ -62,13 +62,11 @@ def test_identity_at_inference():
     np.testing.assert_array_equal(keras.ops.convert_to_numpy(Dropout(0.0)(x, training=True)), x)
 
 
-def test_masks_differ_between_training_steps():
-    """Inside the compiled train step the mask is redrawn each step.
+def training_step_masks(rate, size, steps=2, jit_compile="auto", seed=None):
+    """The masks of `steps` compiled train steps of y = Dropout(x * w), x = 1, loss mean(y).
 
-    y = Dropout(x * w) with x = 1 and loss mean(y): one SGD step (lr 1) moves w_j by
-    -mask_j / (D (1 - rate)), so the update reveals the step's mask.
+    One SGD step (lr 1) moves w_j by -mask_j / (D (1 - rate)), so the update reveals the step's mask.
     """
-    rate, size = 0.25, 4096
 
     class Scale(keras.layers.Layer):
         def build(self, shape):
@@ -78,17 +76,24 @@ def test_masks_differ_between_training_steps():
             return x * self.w
 
     inputs = keras.Input((size,))
-    model = keras.Model(inputs, Dropout(rate)(Scale()(inputs)))
-    model.compile(optimizer=keras.optimizers.SGD(1.0), loss=lambda y, p: keras.ops.mean(p))
+    model = keras.Model(inputs, Dropout(rate, seed=seed)(Scale()(inputs)))
+    model.compile(optimizer=keras.optimizers.SGD(1.0), loss=lambda y, p: keras.ops.mean(p), jit_compile=jit_compile)
     x, y = np.ones((1, size), "float32"), np.zeros((1, size), "float32")
     masks, previous = [], keras.ops.convert_to_numpy(model.weights[0])
-    for _ in range(2):
+    for _ in range(steps):
         model.train_on_batch(x, y)
         current = keras.ops.convert_to_numpy(model.weights[0])
         step = previous - current
         masks.append(step > 0)
         np.testing.assert_allclose(step[step > 0], 1.0 / (size * (1 - rate)), rtol=1e-4)
         previous = current
+    return masks
+
+
+def test_masks_differ_between_training_steps():
+    """Inside the compiled train step the mask is redrawn each step."""
+    rate, size = 0.25, 4096
+    masks = training_step_masks(rate, size)
     p = 1 - rate
     for mask in masks:
         ok, info = within(mask.sum(), size, p)
@@ -124,3 +129,72 @@ def test_every_element_position_has_the_keep_rate(rate):
     for a, b in ((0, 1), (1, 2), (0, 2)):
         ok, info = within(np.logical_and(triples[:, a], triples[:, b]).sum(), len(triples), p * p)
         assert ok, (a, b, info)
+
+
+@pytest.mark.tf_only
+def test_xla_compilation_is_detected():
+    """TensorFlow's masks come from ThreeFry exactly when the function is compiled with XLA."""
+    import tensorflow as tf
+
+    from keras_pretrain.layers.backend_kernels import _in_xla_compilation
+
+    seen = {}
+
+    def probe(name):
+        def fn(x):
+            seen[name] = _in_xla_compilation()
+            return x
+
+        return fn
+
+    tf.function(probe("graph"))(tf.constant(1.0))
+    tf.function(probe("xla"), jit_compile=True)(tf.constant(1.0))
+    assert not _in_xla_compilation() and seen == {"graph": False, "xla": True}
+
+
+@pytest.mark.tf_only
+@pytest.mark.parametrize("rate", [0.1, 0.6])
+def test_xla_masks_keep_rate_per_position(rate):
+    """Under XLA four elements share one 64-bit ThreeFry draw: each position modulo 2, 3 and 4 keeps at
+    1 - rate, the four 16-bit words of a draw are pairwise independent, kept values are scaled exactly,
+    and the masks are fresh per call, seeded, and other than the Philox masks outside XLA."""
+    import tensorflow as tf
+
+    shape, p = (96, 2048), 1.0 - rate
+    ones = tf.ones(shape)
+    layer = Dropout(rate, seed=11)
+    xla = tf.function(lambda x: layer(x, training=True), jit_compile=True)
+    first, second = xla(ones).numpy(), xla(ones).numpy()
+    kept = first.reshape(-1) != 0
+    np.testing.assert_allclose(first[first != 0], 1.0 / p, rtol=1e-6)
+    for period in (2, 3, 4):
+        columns = kept.reshape(-1, period)
+        for j in range(period):
+            ok, info = within(columns[:, j].sum(), len(columns), p)
+            assert ok, (period, j, info)
+    words = kept.reshape(-1, 4)
+    for a in range(4):
+        for b in range(a + 1, 4):
+            ok, info = within(np.logical_and(words[:, a], words[:, b]).sum(), len(words), p * p)
+            assert ok, (a, b, info)
+    ok, info = within(((first != 0) != (second != 0)).sum(), first.size, 2 * p * (1 - p))
+    assert ok, ("fresh per call", info)
+    again = Dropout(rate, seed=11)
+    assert np.array_equal(tf.function(lambda x: again(x, training=True), jit_compile=True)(ones).numpy(), first)
+    philox = Dropout(rate, seed=11)
+    outside = tf.function(lambda x: philox(x, training=True))(ones).numpy()
+    ok, info = within(((outside != 0) != (first != 0)).sum(), first.size, 2 * p * (1 - p))
+    assert ok, ("ThreeFry's masks, not Philox's", info)
+
+
+@pytest.mark.tf_only
+def test_xla_train_step_masks_differ_between_steps():
+    rate, size = 0.25, 4096
+    p = 1 - rate
+    masks = training_step_masks(rate, size, jit_compile=True, seed=5)
+    for mask in masks:
+        ok, info = within(mask.sum(), size, p)
+        assert ok, info
+    ok, info = within((masks[0] != masks[1]).sum(), size, 2 * p * (1 - p))
+    assert ok, info
+    assert all(np.array_equal(a, b) for a, b in zip(masks, training_step_masks(rate, size, jit_compile=True, seed=5)))
