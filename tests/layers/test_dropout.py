@@ -119,16 +119,22 @@ def test_every_element_position_has_the_keep_rate(rate):
     15-bit top word) would keep one position in 3 or 4 at a wrong rate.
     """
     kept = draw(Dropout(rate), (96, 2048)).reshape(-1) != 0
-    p = 1.0 - rate
+    assert_positions_keep_rate(kept, 1.0 - rate, word=3)
+
+
+def assert_positions_keep_rate(kept, p, word):
+    """Each position modulo 2, 3 and 4 of the flat mask `kept` keeps at `p`, and the positions inside each
+    group of `word` consecutive elements are pairwise independent (kept together at p^2)."""
     for period in (2, 3, 4):
         columns = kept.reshape(-1, period)
         for j in range(period):
             ok, info = within(columns[:, j].sum(), len(columns), p)
             assert ok, (period, j, info)
-    triples = kept.reshape(-1, 3)
-    for a, b in ((0, 1), (1, 2), (0, 2)):
-        ok, info = within(np.logical_and(triples[:, a], triples[:, b]).sum(), len(triples), p * p)
-        assert ok, (a, b, info)
+    groups = kept.reshape(-1, word)
+    for a in range(word):
+        for b in range(a + 1, word):
+            ok, info = within(np.logical_and(groups[:, a], groups[:, b]).sum(), len(groups), p * p)
+            assert ok, (a, b, info)
 
 
 @pytest.mark.tf_only
@@ -165,18 +171,8 @@ def test_xla_masks_keep_rate_per_position(rate):
     layer = Dropout(rate, seed=11)
     xla = tf.function(lambda x: layer(x, training=True), jit_compile=True)
     first, second = xla(ones).numpy(), xla(ones).numpy()
-    kept = first.reshape(-1) != 0
     np.testing.assert_allclose(first[first != 0], 1.0 / p, rtol=1e-6)
-    for period in (2, 3, 4):
-        columns = kept.reshape(-1, period)
-        for j in range(period):
-            ok, info = within(columns[:, j].sum(), len(columns), p)
-            assert ok, (period, j, info)
-    words = kept.reshape(-1, 4)
-    for a in range(4):
-        for b in range(a + 1, 4):
-            ok, info = within(np.logical_and(words[:, a], words[:, b]).sum(), len(words), p * p)
-            assert ok, (a, b, info)
+    assert_positions_keep_rate(first.reshape(-1) != 0, p, word=4)
     ok, info = within(((first != 0) != (second != 0)).sum(), first.size, 2 * p * (1 - p))
     assert ok, ("fresh per call", info)
     again = Dropout(rate, seed=11)
