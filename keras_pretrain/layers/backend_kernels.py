@@ -33,10 +33,10 @@ XLA:CPU compiles Philox into slow code (a [1024, 768] mask 2.4 ms, against
 0.4 ms with ThreeFry and 1.2 ms for TensorFlow's own Philox kernel), and
 the BERT-base MLM step with dropout 0.1 under XLA took 2.88 s against
 3.04 s with Philox (1.05x, 1.03-1.08, 8 interleaved rounds, 2 threads),
-about as long as the step without dropout. TensorFlow's kernels have no ThreeFry on CPU, so
-outside XLA the masks stay Philox's: for the same seed, a step compiled
-with XLA draws other masks than the same step without it (the same
-distribution).
+about as long as the step without dropout. TensorFlow's kernels have no
+ThreeFry on CPU, so outside XLA the masks stay Philox's: for the same
+seed, a step compiled with XLA draws other masks than the same step
+without it (the same distribution).
 
 On PyTorch, Keras' unseeded dropout is `torch.nn.functional.dropout` (a
 float mask filled by `bernoulli_`, slow on CPU); here the same global
@@ -106,15 +106,11 @@ def _tf_keep_mask(seed, rate, inputs):
         return tf.ones(shape, "bool")
     size = tf.reduce_prod(shape)
     seed = tf.cast(seed, "int64")
-    if _in_xla_compilation():
-        # 64 bits of XLA's ThreeFry per four elements (see the module's docstring).
-        bits = tf.random.stateless_uniform(
-            [(size + 3) // 4], seed, minval=None, maxval=None, dtype=tf.uint64, alg="threefry"
-        )
-    else:
-        bits = tf.random.stateless_uniform(
-            [(size + 1) // 2], seed, minval=None, maxval=None, dtype=tf.uint32
-        )
+    # Under XLA 64 bits of ThreeFry per four elements, else 32 of Philox per two (the module's docstring).
+    dtype, words, alg = (tf.uint64, 4, "threefry") if _in_xla_compilation() else (tf.uint32, 2, "auto_select")
+    bits = tf.random.stateless_uniform(
+        [(size + words - 1) // words], seed, minval=None, maxval=None, dtype=dtype, alg=alg
+    )
     halves = tf.reshape(tf.bitcast(bits, tf.uint16), [-1])[:size]
     return tf.reshape(halves < tf.constant(threshold, tf.uint16), shape)
 
