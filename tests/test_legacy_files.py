@@ -75,3 +75,49 @@ def test_keras_file_loads_with_every_weight(family, kind):
 def test_preset_folder_loads(family):
     backbone = backbone_class(family).from_preset(os.path.join(HERE, family, "preset"))
     check_outputs(backbone, expected(family))
+
+
+TASKS = os.path.join(HERE, "tasks")
+TASK_FILES = sorted(f[:-len(".keras")] for f in os.listdir(TASKS) if f.endswith(".keras"))
+
+
+def test_every_task_class_has_a_file():
+    import json
+    import zipfile
+
+    import keras_pretrain.tasks
+
+    saved = set()
+    for name in TASK_FILES:
+        with zipfile.ZipFile(os.path.join(TASKS, f"{name}.keras")) as archive:
+            saved.add(json.loads(archive.read("config.json"))["class_name"])
+    exported = {name for name in dir(keras_pretrain.tasks) if name[0].isupper() and name.endswith(
+        ("Classifier", "Answering", "Choice", "Tagger"))}
+    assert saved == exported == {"BeamQuestionAnswering", "ElmoTagger", "MultipleChoice", "SequenceClassifier",
+                                 "SpanQuestionAnswering", "TokenClassifier"}
+
+
+@pytest.mark.parametrize("name", TASK_FILES)
+def test_task_file_of_2593cc1_loads_with_its_weights_and_outputs(name):
+    """Task files written before tasks became folders (tests/fixtures/legacy/make_task_files.py, 2593cc1)."""
+    import keras_pretrain  # noqa: F401 (registers the task classes)
+
+    with np.load(os.path.join(TASKS, f"{name}.npz")) as f:
+        data = {k: f[k] for k in f.files}
+    model = keras.saving.load_model(os.path.join(TASKS, f"{name}.keras"))
+    saved = [v for k, v in sorted(data.items()) if k.startswith("weight/")]
+    loaded = [np.asarray(keras.ops.convert_to_numpy(w)) for w in model.weights]
+    assert len(loaded) == len(saved), f"{name}: {len(loaded)} weights, the file has {len(saved)}"
+    missing = fingerprints(saved) - fingerprints(loaded)
+    assert not missing, f"{name}: {sum(missing.values())} saved arrays not loaded"
+    inputs = {k.split("/", 1)[1]: v for k, v in data.items() if k.startswith("input/")}
+    outputs = model.predict(inputs, verbose=0)
+    if isinstance(outputs, dict):
+        outputs = dict(sorted(outputs.items()))
+    elif isinstance(outputs, (list, tuple)):
+        outputs = {str(i): v for i, v in enumerate(outputs)}
+    else:
+        outputs = {"0": outputs}
+    wanted = {k.split("/", 1)[1]: v for k, v in data.items() if k.startswith("output/")}
+    assert sorted(outputs) == sorted(wanted)
+    assert_all_close({k: np.asarray(outputs[k]) for k in wanted}, wanted, atol=1e-5)
