@@ -24,3 +24,14 @@ class ConfigError(KerasPretrainError, ValueError):
 
 class ExportError(KerasPretrainError, RuntimeError):
     """The model cannot be exported as asked (wrong backend, wrong model, a folder that is not empty)."""
+
+
+class RunError(KerasPretrainError):
+    """A training run cannot go on (a full disk, a damaged or foreign checkpoint, a file leading out of the
+    run folder, ...): one line naming the file; the recipes exit with code 1."""
+
+
+class RunFolderError(KerasPretrainError, ValueError):
+    """A run's output folder cannot be used as asked (a file, another run's or a finished run's folder, one a
+    live run holds, one that cannot be written, a `--resume-from` with nothing to resume): nothing was written.
+    The recipes report it as a usage error (`parser.error`, exit code 2)."""

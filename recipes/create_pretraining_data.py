@@ -340,9 +340,17 @@ def build_with_beam(parser, args, beam_args, start):
 
 
 def main(argv=None):
+    # Arguments are parsed and checked before anything imports TensorFlow (`--help` and usage errors answer at
+    # once); the signal handling (keras_pretrain.training) comes with the run.
+    parser = build_parser()
+    args, beam_args = parser.parse_known_args(argv)
+    if beam_args and not args.runner:
+        parser.error(f"unrecognized arguments: {' '.join(beam_args)} (Beam pipeline options need --runner)")
+    if not args.runner:
+        check_args(parser, args)
     with common.stop_on_signals():
         try:
-            return _main(argv)
+            return _main(parser, args, beam_args)
         except common.Interrupted as e:
             print(f"create_pretraining_data: stopped by {e.name}; no output file was written", file=sys.stderr)
             return common.interrupted_exit_code(e)
@@ -355,15 +363,10 @@ def main(argv=None):
             return 1
 
 
-def _main(argv=None):
-    parser = build_parser()
-    args, beam_args = parser.parse_known_args(argv)
-    if beam_args and not args.runner:
-        parser.error(f"unrecognized arguments: {' '.join(beam_args)} (Beam pipeline options need --runner)")
+def _main(parser, args, beam_args):
     start = time.time()
     if args.runner:
         return build_with_beam(parser, args, beam_args, start)
-    check_args(parser, args)
     from keras_pretrain.errors import KerasPretrainError
 
     try:

@@ -21,6 +21,7 @@ import time
 
 from keras_pretrain import families
 from keras_pretrain import pretraining
+from keras_pretrain import training
 from keras_pretrain.pretraining import METRIC_LABELS
 from recipes import common
 
@@ -192,7 +193,7 @@ def main(argv=None):
     is written), 1 an error during the run, 128 + signal number when stopped
     by SIGTERM / SIGINT (the last epoch's checkpoint stays whole: rerun the
     same command to resume)."""
-    with common.stop_on_signals():
+    with training.stop_on_signals():
         from keras_pretrain.errors import KerasPretrainError
 
         parser = build_parser()
@@ -203,19 +204,19 @@ def main(argv=None):
             dist, start_epoch = setup(parser, args)
             locked = dist.is_chief
             return run(args, paths, dist, start_epoch)
-        except common.Interrupted as e:
+        except training.Interrupted as e:
             if locked:
-                print(f"pretrain: stopped by {e.name} (checkpoint of epoch {common.checkpoint_epoch(args.out)} kept; "
-                      f"rerun the same command to resume {args.out})", file=sys.stderr)
+                print(f"pretrain: stopped by {e.name} (checkpoint of epoch {training.checkpoint_epoch(args.out)} "
+                      f"kept; rerun the same command to resume {args.out})", file=sys.stderr)
             else:
                 print(f"pretrain: stopped by {e.name} before the run started (nothing written)", file=sys.stderr)
-            raise SystemExit(common.interrupted_exit_code(e)) from None
-        except (common.RunError, KerasPretrainError) as e:
+            raise SystemExit(training.interrupted_exit_code(e)) from None
+        except (training.RunError, KerasPretrainError) as e:
             print(f"pretrain: error: {e}", file=sys.stderr)
             raise SystemExit(1) from None
         finally:
             if locked:
-                common.release_lock(args.out)
+                training.release_lock(args.out)
 
 
 def setup(parser, args):
@@ -241,7 +242,7 @@ def setup(parser, args):
                                             resume_from=args.resume_from)
     else:  # other workers only read the chief's folder (resume) and write nothing of their own
         os.makedirs(args.out, exist_ok=True)
-        start_epoch = args.resume_from if args.resume_from is not None else common.checkpoint_epoch(args.out)
+        start_epoch = args.resume_from if args.resume_from is not None else training.checkpoint_epoch(args.out)
     return dist, start_epoch
 
 
@@ -250,12 +251,12 @@ def saved_before(out, evaluated, metric):
     damaged: said in one line) the ones just evaluated, which the same seed makes equal."""
     path = os.path.join(out, "before.json")
     try:
-        saved = common.read_json_object(out, path)
+        saved = training.read_json_object(out, path)
         if all(isinstance(saved.get(k), (int, float)) for k in (metric, "loss")):
             return saved
         problem = f"lacks the {metric} or loss score"
-    except common.RunError as e:
-        if not common.inside(out, path):
+    except training.RunError as e:
+        if not training.inside(out, path):
             raise
         problem = str(e).removeprefix(f"{path}: ")
     print(f"{path}: {problem}; using the scores just evaluated (the same seed gives the same)", file=sys.stderr)
@@ -294,13 +295,13 @@ def run(args, paths, dist, start_epoch):
         metric = metric.split("_", 1)[-1]
     resume = []
     if start_epoch:
-        resume = [common.restore_checkpoint(pretrainer, args.out, args.steps_per_epoch, epochs)]
+        resume = [training.restore_checkpoint(pretrainer, args.out, args.steps_per_epoch, epochs)]
         print(f"resuming {args.out} at epoch {start_epoch}/{epochs} (step {start_epoch * args.steps_per_epoch})")
         before = saved_before(args.out, before, metric)
         if dist.is_chief:
-            common.trim_history(args.out, start_epoch)
+            training.trim_history(args.out, start_epoch)
     elif dist.is_chief:
-        common.write_json(os.path.join(args.out, "before.json"), before)
+        training.write_json(os.path.join(args.out, "before.json"), before)
     if hasattr(dist, "prepare"):  # torch DDP: same weights on every rank, averaged gradients
         dist.prepare(pretrainer)
     label = METRIC_LABELS.get(metric, metric)
@@ -312,7 +313,7 @@ def run(args, paths, dist, start_epoch):
     callbacks = [  # only the chief writes logs and checkpoints
         keras.callbacks.CSVLogger(os.path.join(args.out, "history.csv"), append=start_epoch > 0),
         keras.callbacks.TensorBoard(os.path.join(args.out, "logs")),
-        common.epoch_checkpoint(args.out),
+        training.epoch_checkpoint(args.out),
     ] if dist.is_chief else []
     history = pretrainer.fit(
         stream, epochs=epochs, initial_epoch=start_epoch, steps_per_epoch=args.steps_per_epoch,
@@ -328,8 +329,8 @@ def run(args, paths, dist, start_epoch):
         return {"worker": dist.worker_index, "after": after}
     if job.sample is not None:
         print(f"sample: {job.sample(DEMO_PROMPT)!r}")
-    plot = common.plot_history(os.path.join(args.out, "history.csv"), os.path.join(args.out, "loss.png"),
-                               f"{args.model} pretraining")
+    plot = training.plot_history(os.path.join(args.out, "history.csv"), os.path.join(args.out, "loss.png"),
+                                 f"{args.model} pretraining")
 
     pretrainer.save(os.path.join(args.out, "pretrainer.keras"))
     tokenizer = job.tokenizer
@@ -355,8 +356,8 @@ def run(args, paths, dist, start_epoch):
         "seconds": round(time.time() - started, 1),
         "final_loss": history.history["loss"][-1] if history.history.get("loss") else None,
     }
-    common.write_json(os.path.join(args.out, "summary.json"), summary)
-    common.mark_finished(args.out, summary)
+    training.write_json(os.path.join(args.out, "summary.json"), summary)
+    training.mark_finished(args.out, summary)
     print(f"saved: {args.out}/pretrainer.keras, {preset}/ (keras-hub preset folder)")
     if module:
         parts = ", ".join(f"{n}/" for n in sorted(os.listdir(module)) if os.path.isdir(os.path.join(module, n)))

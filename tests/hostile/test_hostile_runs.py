@@ -261,32 +261,6 @@ def test_resume_from_in_a_new_folder_is_refused(tmp_path, capsys):
     assert not (tmp_path / "run").exists()
 
 
-def test_a_checkpoint_that_claims_more_epochs_than_it_trained(tmp_path):
-    """state.json claiming epoch 2 over the files of a 1-epoch checkpoint renamed: the optimizer's step
-    count tells, and the run never finishes without training the epochs it claims."""
-    import keras
-
-    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])
-    model.compile(optimizer="adam", loss="mse")
-    model.fit(np.ones((4, 3)), np.ones((4, 2)), batch_size=2, epochs=1, verbose=0)  # 2 steps: epoch 1
-    out = str(tmp_path)
-    common.write_checkpoint(model, out, 1)
-    folder = tmp_path / common.CHECKPOINT_DIR
-    for old, new in zip(checkpoint_files(1), checkpoint_files(2)):
-        os.rename(folder / old, folder / new)
-    set_state(tmp_path, epoch=2, weights=checkpoint_files(2)[0], rng=checkpoint_files(2)[1])
-    with pytest.raises(common.RunError, match=r"model-00002.weights.h5: holds the optimizer state of 2 training "
-                                              r"steps, not the 4 of the 2 epoch\(s\) .*state.json claims"):
-        common.restore_checkpoint(model, out, steps_per_epoch=2, epochs=3)
-    set_state(tmp_path, epoch=1, weights="model-00002.weights.h5")  # and the honest claim loads
-    with pytest.raises(common.RunError, match="is not the checkpoint of epoch 1"):
-        common.restore_checkpoint(model, out, steps_per_epoch=2, epochs=3)
-    for old, new in zip(checkpoint_files(2), checkpoint_files(1)):
-        os.rename(folder / old, folder / new)
-    set_state(tmp_path, epoch=1, weights="model-00001.weights.h5", rng="rng-00001.npz")
-    assert common.restore_checkpoint(model, out, steps_per_epoch=2, epochs=3) is not None
-
-
 # === Vocabularies (item 4) ===
 
 VOCABULARIES = {
@@ -523,25 +497,6 @@ def test_errors_are_one_line_without_the_usage_block(recipe, capsys):
 
 
 # === TensorFlow's own file-system errors (a SavedModel or TFRecord written on a full disk) ===
-
-
-@tf_only
-def test_tensorflow_file_errors_read_as_os_errors():
-    """TensorFlow raises its own errors where Python raises OSError: the recipes read them as one."""
-    import tensorflow as tf
-
-    full = tf.errors.ResourceExhaustedError(None, None, "{{function_node __wrapped__SaveV2}} /out/encoder/variables/"
-                                            "variables_temp/part-0.data; No space left on device [Op:SaveV2]")
-    error = common.as_os_error(full)
-    assert (error.errno, error.strerror, error.filename) == (
-        errno.ENOSPC, "No space left on device", "/out/encoder/variables/variables_temp/part-0.data")
-    locked = common.as_os_error(tf.errors.PermissionDeniedError(None, None, "/out/saved_model.pb.tmp1; Read-only "
-                                                                             "file system"))
-    assert (locked.errno, locked.filename) == (errno.EROFS, "/out/saved_model.pb.tmp1")
-    assert common.as_os_error(tf.errors.InvalidArgumentError(None, None, "shape mismatch")) is None
-    assert common.as_os_error(ValueError("/out/x; No space left on device")) is None
-    plain = OSError(errno.ENOSPC, "No space left on device", "/out/x")
-    assert common.as_os_error(plain) is plain
 
 
 @pytest.fixture

@@ -1,17 +1,13 @@
 """Bad inputs (issue 23, items 5 and 6): each is refused with a clear one-line
 error and exit code 2 before any long work, and nothing is overwritten."""
 
-import argparse
 import io
 import json
 import os
-import subprocess
-import sys
 import tarfile
 
 import pytest
 
-from recipes import common
 from recipes import create_pretraining_data
 from recipes import pretrain
 from tests.recipes.test_pretrain_recipe import CORPUS
@@ -86,43 +82,26 @@ def test_pretrain_refuses_before_creating_the_run_folder(case, message, corpus, 
 
 
 @tf_only
-def test_lock_refuses_a_live_run_and_takes_over_a_dead_ones(tmp_path, capsys):
+def test_a_run_folder_problem_is_a_usage_error_of_the_recipe(tmp_path, capsys):
+    """`common.prepare_output` / `common.acquire_lock`: the library's `RunFolderError` becomes `parser.error`
+    (exit code 2, its message as the one error line); the folder problems themselves: tests/training."""
+    import argparse
+    import socket
+
+    from recipes import common
+
     parser = argparse.ArgumentParser(prog="recipe")
     out = str(tmp_path / "run")
     assert common.prepare_output(parser, out, {"a": 1}) == 0
-    lock = os.path.join(out, common.LOCK_FILE)
-    with open(lock, "w") as f:  # another live process holds it
-        json.dump({"pid": os.getppid(), "host": __import__("socket").gethostname()}, f)
-    with pytest.raises(SystemExit) as info:
-        common.prepare_output(parser, out, {"a": 1})
-    assert info.value.code == 2
-    assert f"is in use by another run (pid {os.getppid()}" in capsys.readouterr().err
-    dead = subprocess.Popen([sys.executable, "-c", "pass"])
-    dead.wait()
-    with open(lock, "w") as f:
-        json.dump({"pid": dead.pid, "host": __import__("socket").gethostname()}, f)
-    assert common.prepare_output(parser, out, {"a": 1}) == 0
-    assert f"taking over the stale lock of {out!r} (pid {dead.pid} is no longer running)" in capsys.readouterr().err
-    with open(lock) as f:
-        assert json.load(f)["pid"] == os.getpid()
-    common.release_lock(out)
-    assert not os.path.exists(lock)
-
-
-@tf_only
-def test_full_disk_during_a_checkpoint_is_an_error_and_keeps_the_previous_one(tmp_path):
-    import keras
-
-    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(3)])
-    out = str(tmp_path)
-    common.write_checkpoint(model, out, 1)
-    os.symlink("/dev/full", os.path.join(out, common.CHECKPOINT_DIR, "model-00002.weights.h5"))
-    with pytest.raises(common.RunError, match=r"cannot write the checkpoint of epoch 2 in .*No space left on device"
-                                              r".*the previous checkpoint \(epoch 1\) is intact"):
-        common.write_checkpoint(model, out, 2)
-    assert common.checkpoint_epoch(out) == 1
-    assert sorted(os.listdir(os.path.join(out, common.CHECKPOINT_DIR))) == [
-        "model-00001.weights.h5", "rng-00001.npz", "state.json"]
+    with open(os.path.join(out, common.LOCK_FILE), "w") as f:  # another live process holds it
+        json.dump({"pid": os.getppid(), "host": socket.gethostname()}, f)
+    for call in (lambda: common.prepare_output(parser, out, {"a": 1}), lambda: common.acquire_lock(parser, out)):
+        with pytest.raises(SystemExit) as info:
+            call()
+        assert info.value.code == 2
+        assert capsys.readouterr().err.splitlines()[-1] == (
+            f"recipe: error: --out: {out!r} is in use by another run (pid {os.getppid()}, lock file "
+            f"{os.path.join(out, common.LOCK_FILE)}); wait for it to finish or choose another folder")
 
 
 def cpd_files(tmp_path):

@@ -122,28 +122,29 @@ def test_resume_with_dropout_reaches_same_weights(corpus, tmp_path, monkeypatch,
     import keras
     import numpy as np
 
-    from recipes import common
+    from keras_pretrain import training
+    from keras_pretrain.training import checkpoints
 
     args = lambda out: ["--model", "bert", "--dropout", "0.2"] + tiny_args(corpus, out, 6)  # noqa: E731
     full = str(tmp_path / "full")
     pretrain.main(args(full))
 
     part = str(tmp_path / "part")
-    original = common.write_checkpoint
+    original = checkpoints.write_checkpoint
 
     def interrupted_after_epoch_2(model, out, epoch):
         original(model, out, epoch)
         if epoch == 2:  # after 4 of 6 steps, as a SIGTERM would
             signal.raise_signal(signal.SIGTERM)
 
-    monkeypatch.setattr(common, "write_checkpoint", interrupted_after_epoch_2)
+    monkeypatch.setattr(checkpoints, "write_checkpoint", interrupted_after_epoch_2)  # what EpochCheckpoint calls
     with pytest.raises(SystemExit) as info:
         pretrain.main(args(part))
     assert info.value.code == 128 + signal.SIGTERM
     assert "stopped by SIGTERM (checkpoint of epoch 2 kept" in capsys.readouterr().err
-    monkeypatch.setattr(common, "write_checkpoint", original)
-    assert common.checkpoint_epoch(part) == 2
-    assert not os.path.exists(os.path.join(part, common.LOCK_FILE))
+    monkeypatch.setattr(checkpoints, "write_checkpoint", original)
+    assert training.checkpoint_epoch(part) == 2
+    assert not os.path.exists(os.path.join(part, training.LOCK_FILE))
     # Something else draws from the global generators in between (a fresh process would start anew).
     keras.random.uniform((3,))
     np.random.rand(3)

@@ -37,28 +37,3 @@ def test_help_has_a_line_per_option_and_each_default_once(name):
         assert action.help, f"{name} {action.option_strings[0]}: no help line"
         shown = parser._get_formatter()._expand_help(action)
         assert shown.count("default") <= 1, f"{name} {action.option_strings[0]}: default shown twice: {shown!r}"
-
-
-def test_loss_plot_has_no_legend_entry_without_data(tmp_path, monkeypatch):
-    """A loss column that was never logged (all "NA" / empty) gets no line and no legend entry."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from recipes import common
-
-    csv_path = tmp_path / "history.csv"
-    csv_path.write_text("epoch,loss,mlm_loss,nsp_loss,val_loss\n0,2.0,1.5,0.5,NA\n1,1.5,1.2,0.3,\n")
-    labels = []
-    real_savefig = plt.Figure.savefig
-
-    def savefig(fig, *args, **kwargs):
-        for ax in fig.axes:
-            legend = ax.get_legend()
-            labels.extend(t.get_text() for t in legend.get_texts()) if legend else None
-        return real_savefig(fig, *args, **kwargs)
-
-    monkeypatch.setattr(plt.Figure, "savefig", savefig)
-    assert common.plot_history(str(csv_path), str(tmp_path / "loss.png"), "t")
-    assert labels == ["loss", "mlm_loss", "nsp_loss"]
