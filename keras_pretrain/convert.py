@@ -32,7 +32,21 @@ The other way, `to_huggingface(model, folder, tokenizer=...)` writes `config.jso
 the tokenizer files that `transformers.AutoModel*.from_pretrained(folder)` and `AutoTokenizer` read: the
 importers' weight placers run backwards (`keras_pretrain.models.huggingface_export`). ELMo has no
 transformers class: `to_bilm(model, folder)` writes bilm-tf's `options.json` + `weights.hdf5`, which `load`
-reads back.
+reads back. keras-hub presets: `to_keras_hub_preset(backbone, folder, tokenizer=...)` writes a folder that
+keras-hub's own `BertBackbone.from_preset` (ALBERT, RoBERTa, DistilBERT alike) reads; `from_keras_hub_preset(folder)`
+reads keras-hub's folders into ours.
+
+Where each piece lives (this module is the front; the rest are its internals):
+- finding a release's family and format: `keras_pretrain/checkpoints/formats.py` (`detect`), file names and
+  variable names in `checkpoints/names.py`, readers of TF1 checkpoints, PyTorch pickles and safetensors in
+  `checkpoints/tf1.py`, `torch_pickle.py`, `weights.py`, and the checks with their error messages in
+  `checkpoints/checks.py`;
+- per family, the importers and Hugging Face exporters: `keras_pretrain/models/<family>/<family>_convert.py`
+  (ELMo's bilm-tf writer: `models/elmo/elmo_export.py`), registered in the family's `Family.converters` /
+  `exporters`;
+- what the Hugging Face importers and exporters share (the config mapping, weight placers, heads):
+  `keras_pretrain/models/conversion.py` (import) and `models/huggingface_export.py` (export);
+- keras-hub presets: `keras_pretrain/models/keras_hub_presets.py`.
 """
 
 import os
@@ -185,3 +199,19 @@ def from_tf1_checkpoint(path, family=None, pretrainer=False, **kwargs):
     if family not in supported:
         raise ConfigError(f"No TF1 checkpoint converter for family {family!r}; supported: {supported}.")
     return families.get(family).converter("tf1")(path, pretrainer=pretrainer, **kwargs)
+
+
+def to_keras_hub_preset(backbone, folder, tokenizer=None):
+    """Writes `backbone` (BERT, ALBERT, RoBERTa, DistilBERT) as a keras-hub preset folder of keras-hub's own classes
+    (`keras_pretrain.models.keras_hub_presets.to_keras_hub_preset`)."""
+    from keras_pretrain.models.keras_hub_presets import to_keras_hub_preset as write
+
+    return write(backbone, folder, tokenizer=tokenizer)
+
+
+def from_keras_hub_preset(folder, load_weights=True, **kwargs):
+    """Our backbone (and tokenizer) from a keras-hub preset folder of BERT, ALBERT, RoBERTa or DistilBERT
+    (`keras_pretrain.models.keras_hub_presets.from_keras_hub_preset`)."""
+    from keras_pretrain.models.keras_hub_presets import from_keras_hub_preset as read
+
+    return read(folder, load_weights=load_weights, **kwargs)

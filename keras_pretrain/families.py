@@ -1,15 +1,19 @@
-"""The model families: the one list, and everything the rest of the library asks about a family.
+"""The model families: the registry, at the bottom of the library, and what the rest asks about a family.
 
-Each `Family` names its classes (resolved lazily, so importing this module imports no model code), its
-presets, its converters per source format, its pretraining defaults, and holds its BEHAVIOUR OBJECTS: its
-packing (`keras_pretrain.data.packing`), its TF-Hub contract (`keras_pretrain.export.contracts`), its
-vocabulary kind, its text preprocessor (`keras_pretrain.tasks.preprocessing`) and how the tasks summarise a
-sequence (`keras_pretrain.layers.summaries`). Recipes (`--model` choices), `keras_pretrain.convert`,
+Each `Family` names its classes (resolved lazily), its presets, its converters per source format, its
+pretraining defaults, and holds its BEHAVIOUR OBJECTS: its packing (`keras_pretrain.data.packing`), its TF-Hub
+contract (`keras_pretrain.export.contracts`, or the family's own), its vocabulary kind, its text preprocessor
+(`keras_pretrain.models.text_preprocessor`, or the family's own) and how the tasks summarise a sequence
+(`keras_pretrain.layers.summaries`). Recipes (`--model` choices), `keras_pretrain.convert`,
 `keras_pretrain.export`, `keras_pretrain.tasks`, `hub_modules` and the benchmarks read this registry; code asks
 the family's objects and never compares a family's name or kind strings.
 
+This module imports nothing above it (errors and layers only). Each family folder registers its own `Family`
+(`keras_pretrain/models/<name>/<name>_family.py`, imported by the folder's package); the families of this
+library are named in `BUILTIN` and imported by `import_all()` (which `import keras_pretrain` runs).
+
 Adding a family: write its folder (under `keras_pretrain/models/` or in a package of your own) and call
-`families.register(Family(...))` (the families of this library are registered below); see docs/add-a-family.md.
+`families.register(Family(...))`; see docs/add-a-family.md.
 
 ```python
 from keras_pretrain import families
@@ -24,10 +28,7 @@ import dataclasses
 import functools
 import importlib
 
-from keras_pretrain.data import packing as packings
 from keras_pretrain.errors import ConfigError
-from keras_pretrain.export import contracts
-from keras_pretrain.layers import initializers
 from keras_pretrain.layers import summaries
 
 # Pretraining kinds: one module each in keras_pretrain/pretraining/.
@@ -87,7 +88,7 @@ class Family:
         vocabulary: the `Vocabulary` a pretraining run saves: WORDPIECE (vocab.txt), BPE (vocab.json +
             merges.txt) or WORDS (words.txt; ELMo reads characters).
         preprocessor: "module:Class" of the family's text preprocessor (tokenizer + packing:
-            `keras_pretrain.tasks.preprocessing`), used by `recipes.finetune`, serving and TF-Hub export.
+            `keras_pretrain.models.text_preprocessor`), used by `recipes.finetune`, serving and TF-Hub export.
         keras_preprocessor: the keras-hub preprocessor layer class name in the family package (strings ->
             inputs inside `model.fit`), or None where the family has none yet.
         summary: how the sentence-level tasks summarise a sequence (`keras_pretrain.layers.summaries`).
@@ -123,8 +124,8 @@ class Family:
     pretrainer: str
     classifier: str
     tokenizer: str
-    contract: contracts.Contract
-    packing: packings.Packing
+    contract: object
+    packing: object
     vocabulary: Vocabulary
     kind: str
     objective: str
@@ -134,7 +135,7 @@ class Family:
     choice_summary: summaries.SequenceSummary = None
     multiple_choice: str = "keras_pretrain.tasks.multiple_choice:MultipleChoice"
     multiple_choice_options: dict = dataclasses.field(default_factory=dict)
-    preprocessor: str = "keras_pretrain.tasks.preprocessing:TextPreprocessor"
+    preprocessor: str = "keras_pretrain.models.text_preprocessor:TextPreprocessor"
     keras_preprocessor: str = None
     fine_tuning_optimizer: object = None
     package_name: str = None
@@ -218,15 +219,17 @@ class Family:
         return getattr(importlib.import_module(module), function)
 
 
-def _hf(family):
+def huggingface_converter(family):
+    """converters entry: the family's `<family>_convert.convert_huggingface`."""
     return {"huggingface": f"keras_pretrain.models.{family}.{family}_convert:convert_huggingface"}
 
 
-def _to_hf(family):
+def huggingface_exporter(family):
+    """exporters entry: the family's `<family>_convert.export_huggingface`."""
     return {"huggingface": f"keras_pretrain.models.{family}.{family}_convert:export_huggingface"}
 
 
-def _adamw(learning_rate, **kwargs):
+def adamw(learning_rate, **kwargs):
     """A fine-tuning optimizer factory: `keras_pretrain.optimizers.AdamW(learning_rate, **kwargs)`."""
 
     def make():
@@ -237,7 +240,9 @@ def _adamw(learning_rate, **kwargs):
     return make
 
 
-def _adam(learning_rate):
+def adam(learning_rate):
+    """A fine-tuning optimizer factory: `keras.optimizers.Adam(learning_rate)`."""
+
     def make():
         import keras
 
@@ -246,15 +251,9 @@ def _adam(learning_rate):
     return make
 
 
-_ENCODER = dict(contract=contracts.BERT, packing=packings.BERT, vocabulary=WORDPIECE, kind=MASKED_LM,
-                objectives=MASKED_LM_OBJECTIVES)
-# RoBERTa's head (`RobertaClassificationHead`): the `<s>` state, dropout, Dense(H, tanh), then the output layer.
-_ROBERTA_SUMMARY = summaries.SequenceSummary(summaries.FirstToken, activation="tanh", input_dropout=True)
-# RoBERTa's multiple-choice head (`RobertaForMultipleChoice`): the pooler (`roberta.pooler`: Dense(H, tanh) on
-# `<s>`), dropout, Linear(H, 1). The task holds that projection itself (as `pooler_dense`), so that any RoBERTa
-# backbone (fairseq's have no pooler) takes the head; no dropout before it.
-_ROBERTA_CHOICE_SUMMARY = summaries.SequenceSummary(summaries.FirstToken, activation="tanh", projection="pooler_dense")
-_TEXT = "keras_pretrain.tasks.preprocessing"
+# The families of this library, in registry order: each folder `keras_pretrain/models/<name>/` registers its own
+# `Family` when imported (`<name>_family.py`).
+BUILTIN = ("albert", "bert", "roberta", "distil_bert", "ernie", "gpt", "xlnet", "elmo")
 
 FAMILIES = {}
 
@@ -279,94 +278,31 @@ def unregister(name):
     _backbone_classes.cache_clear()
 
 
-for _family in (
-    # ALBERT v2 trains without dropout; with it (or at 2e-3) the tiny demo model stalls at unigram
-    # statistics on the bundled corpus. Two shared layers take 2500 steps in the time four take 1000,
-    # and leave the unigram plateau (held-out accuracy 0.158 against 0.098).
-    Family("albert", "AlbertBackbone", "AlbertPretrainer", "AlbertClassifier", "AlbertTokenizer",
-           objective="sop", masking="ngram", dropout=0.0, learning_rate=1e-3, steps=2500,
-           demo_config={**TINY_ENCODER, "num_groups": 1, "embedding_dim": 64},
-           huggingface=("albert",), exporters=_to_hf("albert"), keras_preprocessor="AlbertPreprocessor",
-           converters={**_hf("albert"), "tf1": "keras_pretrain.models.albert.albert_convert:convert_tf1"},
-           **_ENCODER),
-    Family("bert", "BertBackbone", "BertPretrainer", "BertClassifier", "BertTokenizer",
-           objective="nsp", masking="token", demo_config=TINY_ENCODER, huggingface=("bert",), exporters=_to_hf("bert"),
-           keras_preprocessor="BertPreprocessor",
-           converters={**_hf("bert"), "tf1": "keras_pretrain.models.bert.bert_convert:convert_tf1"},
-           **_ENCODER),
-    # RoBERTa: no NSP, FULL-SENTENCES packing, a new mask every epoch.
-    Family("roberta", "RobertaBackbone", "RobertaPretrainer", "RobertaClassifier", "RobertaTokenizer",
-           objective="full_sentences", masking="token", dynamic=True, casing=False,
-           demo_config={**TINY_ENCODER, "padding_id": 0}, position_offset=2, huggingface=("roberta",), exporters=_to_hf("roberta"),
-           converters={**_hf("roberta"), "fairseq": "keras_pretrain.models.roberta.roberta_convert:convert_fairseq"},
-           summary=_ROBERTA_SUMMARY, choice_summary=_ROBERTA_CHOICE_SUMMARY, keras_preprocessor="RobertaPreprocessor",
-           fine_tuning_optimizer=_adamw(2e-5, weight_decay=0.1, beta_2=0.98, epsilon=1e-6),
-           **{**_ENCODER, "contract": contracts.ROBERTA, "packing": packings.ROBERTA}),
-    # DistilBERT's head (`DistilBertForSequenceClassification`): `pre_classifier` Dense(H, relu) on the
-    # [CLS] state, no dropout before it, `seq_classif_dropout` 0.2 after it.
-    Family("distil_bert", "DistilBertBackbone", "DistilBertPretrainer", "DistilBertClassifier",
-           "bert.BertTokenizer", objective="full_sentences", masking="token", dynamic=True,
-           demo_config=TINY_ENCODER, huggingface=("distilbert",), exporters=_to_hf("distil_bert"), converters=_hf("distil_bert"),
-           keras_preprocessor="bert.BertPreprocessor",
-           summary=summaries.SequenceSummary(summaries.FirstToken, activation="relu", dropout=0.2),
-           fine_tuning_optimizer=_adamw(2e-5, weight_decay=0.1, beta_2=0.98, epsilon=1e-6),
-           **{**_ENCODER, "contract": contracts.ROBERTA}),
-    # ERNIE 1.0: knowledge masking (phrases / entities from --lexicon).
-    Family("ernie", "ErnieBackbone", "ErniePretrainer", "ErnieClassifier", "bert.BertTokenizer",
-           objective="nsp", masking="knowledge", demo_config=TINY_ENCODER, huggingface=("ernie",), exporters=_to_hf("ernie"),
-           keras_preprocessor="bert.BertPreprocessor", converters=_hf("ernie"), **_ENCODER),
-    Family("gpt", "GPTBackbone", "GPTCausalLM", "GPTClassifier", "GPTTokenizer", contract=contracts.GPT,
-           packing=packings.GPT, vocabulary=BPE, kind=CAUSAL_LM, objective=CAUSAL_LM, objectives=(CAUSAL_LM,),
-           casing=False, demo_config=TINY_ENCODER, huggingface=("openai-gpt",), exporters=_to_hf("gpt"),
-           summary=summaries.SequenceSummary(summaries.ExtractToken, initializer=initializers.normal_kernel_initializer),
-           preprocessor=f"{_TEXT}:GPTTextPreprocessor", keras_preprocessor="GPTPreprocessor",
-           multiple_choice="GPTClassifier", multiple_choice_options={"task": "multiple_choice"},
-           fine_tuning_optimizer=_adamw(6.25e-5, weight_decay=0.01),
-           converters={**_hf("gpt"), "openai": "keras_pretrain.models.gpt.gpt_convert:convert_openai"}),
-    # XLNet's head (`XLNetForSequenceClassification`, `summary_type="last"`): Dense(H, tanh) on the last
-    # position (`<cls>`: inputs are left-padded), `summary_last_dropout`, then the output layer.
-    Family("xlnet", "XLNetBackbone", "XLNetPretrainer", "XLNetClassifier", "XLNetTokenizer",
-           contract=contracts.XLNET, packing=packings.XLNET, vocabulary=WORDPIECE, kind=PERMUTATION_LM,
-           objective=PERMUTATION_LM, objectives=(PERMUTATION_LM,), demo_config=TINY_ENCODER, positions=False,
-           huggingface=("xlnet",), exporters=_to_hf("xlnet"), keras_preprocessor="XLNetPreprocessor",
-           summary=summaries.SequenceSummary(summaries.LastToken, activation="tanh", projection="summary_dense",
-                                             projection_name="summary", initializer=initializers.normal_kernel_initializer),
-           fine_tuning_optimizer=_adamw(2e-5, weight_decay=0.01),
-           converters={**_hf("xlnet"), "tf1": "keras_pretrain.models.xlnet.xlnet_convert:convert_tf1"}),
-    # ELMo: the frozen biLM's scalar mix (ElmoEmbedder) as token states, their mean over the real tokens.
-    Family("elmo", "ElmoBackbone", "ElmoBiLM", "ElmoClassifier", "ElmoCharacterMapper", contract=contracts.ELMO,
-           packing=packings.ELMO, vocabulary=WORDS, kind=BIDIRECTIONAL_LM, objective=BIDIRECTIONAL_LM,
-           objectives=(BIDIRECTIONAL_LM,), positions=False,
-           summary=summaries.SequenceSummary(summaries.MaskedMean, output_dropout=False, initializer=None),
-           token_states=summaries.TokenStates("keras_pretrain.models.elmo:ElmoEmbedder", attribute="embedder",
-                                              layer_name="elmo", characters=True),
-           preprocessor=f"{_TEXT}:ElmoTextPreprocessor", keras_preprocessor="ElmoPreprocessor", multiple_choice=None,
-           fine_tuning_optimizer=_adam(1e-3),
-           demo_config={"num_layers": 2, "hidden_dim": 64, "lstm_dim": 256, "num_highway": 1,
-                        "filters": [[1, 32], [2, 32], [3, 64], [4, 128]]},
-           exporters={"bilm": "keras_pretrain.models.elmo.elmo_export:export_bilm"},
-           converters={"bilm": "keras_pretrain.models.elmo.elmo_convert:convert_bilm",
-                       "tf1_hub": "keras_pretrain.models.elmo.elmo_convert:convert_tf1_hub"}),
-):
-    FAMILIES[_family.name] = _family
-
-
 def names():
-    """Every family name, in registry order."""
-    return tuple(FAMILIES)
+    """Every family name, in registry order (the built-in ones without importing them)."""
+    return tuple(dict.fromkeys(BUILTIN + tuple(FAMILIES)))
 
 
 def get(name):
     """The `Family` called `name` (a ConfigError naming the known ones otherwise)."""
+    if name not in FAMILIES and name in BUILTIN:
+        importlib.import_module(f"keras_pretrain.models.{name}")
     if name not in FAMILIES:
         raise ConfigError(f"unknown model family {name!r}; choose one of {', '.join(FAMILIES)}")
     return FAMILIES[name]
 
 
 def import_all():
-    """Imports every family package, so that their Keras classes are registered for loading."""
-    for family in FAMILIES.values():
+    """Imports every family package (each registers its `Family` and its Keras classes for loading); the
+    registry keeps `BUILTIN`'s order, then the families registered from elsewhere."""
+    for name in BUILTIN:
+        importlib.import_module(f"keras_pretrain.models.{name}")
+    for family in list(FAMILIES.values()):
         family.module()
+    ordered = {name: FAMILIES[name] for name in BUILTIN if name in FAMILIES}
+    ordered.update((name, family) for name, family in FAMILIES.items() if name not in ordered)
+    FAMILIES.clear()
+    FAMILIES.update(ordered)
 
 
 def family_of(model):

@@ -54,3 +54,23 @@ def pytest_unconfigure(config):
 
 def pytest_report_header(config):
     return f"keras backend: {keras.config.backend()} (KERAS_BACKEND={os.environ.get('KERAS_BACKEND')})"
+
+
+# Per-file durations (issue 66, item 6): with KERAS_PRETRAIN_DURATIONS set to a file path, the controlling pytest
+# process (xdist forwards every worker's reports to it) writes `seconds<TAB>file` per test file, setup, call and
+# teardown summed. `.ci/test-backends` merges the backends' files into tests/durations.tsv.
+_FILE_SECONDS = {}
+
+
+def pytest_runtest_logreport(report):
+    path = report.nodeid.split("::", 1)[0]
+    _FILE_SECONDS[path] = _FILE_SECONDS.get(path, 0.0) + report.duration
+
+
+def pytest_sessionfinish(session, exitstatus):
+    target = os.environ.get("KERAS_PRETRAIN_DURATIONS")
+    if not target or hasattr(session.config, "workerinput"):
+        return
+    with open(target, "w", encoding="utf-8") as f:
+        for path, seconds in sorted(_FILE_SECONDS.items(), key=lambda item: -item[1]):
+            f.write(f"{seconds:.1f}\t{path}\n")

@@ -89,3 +89,19 @@ def test_one_rule_for_the_model_length():
         pretraining.max_sequence_length("bert", 600, preset="bert_tiny_en_uncased")
     with pytest.raises(ConfigError, match="seq_length 513 exceeds the 512 positions of the demo configuration"):
         pretraining.max_sequence_length("gpt", 513)
+
+
+def test_each_family_folder_registers_its_own_family():
+    """The registry is at the bottom: `families.py` names the built-in folders only; each folder's
+    `<name>_family.py` registers the `Family` (with its contract, packing and text preprocessor)."""
+    import importlib
+    import inspect
+
+    for name in families.BUILTIN:
+        module = importlib.import_module(f"keras_pretrain.models.{name}.{name}_family")
+        assert families.get(name) in vars(module).values(), name
+    source = inspect.getsource(families)
+    assert "Family(" not in source.split("FAMILIES = {}")[1]
+    assert families.get("gpt").contract is contracts.GPT and families.get("elmo").contract is contracts.ELMO
+    assert families.get("gpt").preprocessor_class.__module__ == "keras_pretrain.models.gpt.gpt_text"
+    assert families.get("elmo").preprocessor_class.__module__ == "keras_pretrain.models.elmo.elmo_text"

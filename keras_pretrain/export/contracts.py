@@ -1,7 +1,7 @@
 """Module contracts: TF-Hub input / output names of each family, backend-neutral.
 
-One object per contract (a `Contract`: `BERT`, `ROBERTA`, `GPT`, `XLNET`,
-`ELMO`) maps a dict of TF-Hub style inputs to the backbone's inputs and its
+One object per contract (a `Contract`: `BERT`, `ROBERTA`, `XLNET` here; GPT's and ELMo's in their
+family folders, `keras_pretrain/models/gpt/gpt_contract.py` and `models/elmo/elmo_contract.py`) maps a dict of TF-Hub style inputs to the backbone's inputs and its
 outputs to the TF-Hub names, and writes the encoder SavedModel's endpoints. The same code runs in
 the exported SavedModels (TensorFlow) and in `hub_modules.HubEncoder` (any
 backend), so both give the same numbers.
@@ -226,43 +226,6 @@ class RobertaContract(Contract):
         return specs
 
 
-class GPTContract(Contract):
-    """GPT-1: `logits` over the (tied) vocabulary, and in-graph greedy generation."""
-
-    name = "gpt"
-    required = ("input_word_ids", "input_mask")
-    optional = ()
-    backbone_inputs_needed = ("token_ids", "padding_mask")
-    mlm = False
-    segment_ids = False
-    serving_requires = "tensorflow"
-    serving_takes_strings = False
-
-    def outputs(self, backbone, inputs, training=None, scalar_mix=None):
-        outputs = backbone(self.backbone_inputs(backbone, inputs), training=training)
-        sequence = outputs["sequence_output"]
-        return {
-            "logits": backbone.token_embedding(sequence, reverse=True),
-            "sequence_output": sequence,
-            "encoder_outputs": list(outputs["encoder_outputs"]),
-        }
-
-    def extra_endpoints(self, tf, root, backbone, signatures, specs, concrete):
-        inputs = [
-            tf.TensorSpec([None, None], tf.int32, name="input_word_ids"),
-            tf.TensorSpec([None, None], tf.int32, name="input_mask"),
-            tf.TensorSpec([], tf.int32, name="max_length"),
-        ]
-        root.generate = tracing.tf_function(
-            tf,
-            lambda input_word_ids, input_mask, max_length: gpt_generate(
-                tf, backbone, input_word_ids, input_mask, max_length
-            ),
-            input_signature=inputs,
-        )
-        signatures["generate"] = root.generate.get_concrete_function()
-
-
 class XLNetContract(Contract):
     """XLNet: `default` is the last position (`<cls>`); memories in and out."""
 
@@ -298,83 +261,28 @@ class XLNetContract(Contract):
         signatures["with_memories"] = tracing.signature(tf, concrete[-1], specs[-1])
 
 
-class ElmoContract(Contract):
-    """ELMo: characters (or strings, in the SavedModel) in, the biLM layers and their trainable mix out."""
-
-    name = "elmo"
-    required = ("char_ids",)
-    optional = ()
-    backbone_inputs_needed = ("char_ids",)
-    mlm = False
-    trains_backbone = False
-    scalar_mix = True
-
-    def outputs(self, backbone, inputs, training=None, scalar_mix=None):
-        self.check_inputs(inputs)
-        return elmo_outputs(backbone, inputs["char_ids"], scalar_mix, training)
-
-    def module_scalar_mix(self, model, backbone, values=None):
-        """The model's own mix (an `ElmoEmbedder`'s), else one from `values` / an even one."""
-        mix = getattr(model, "scalar_mix", None)
-        if mix is not None and values is None:
-            return mix
-        values = values or {}
-        return default_scalar_mix(backbone, values.get("weights"), values.get("gamma", 1.0))
-
-    def mlm_layers(self, model, backbone, include_mlm):
-        return []
-
-    def trainable_layers(self, layers, scalar_mix):
-        return [scalar_mix]  # as TF-Hub's ELMo, only the mix is trainable
-
-    def write_endpoints(self, tf, root, model, backbone, signatures, mlm_layers, scalar_mix=None):
-        from keras_pretrain.models.elmo import ElmoCharacterMapper
-        from keras_pretrain.models.elmo.elmo_tokenizer import split_sentences
-
-        mapper = ElmoCharacterMapper(max_characters=backbone.max_characters)
-
-        def from_words(words, training=False):
-            char_ids = mapper(words)
-            return elmo_outputs(backbone, char_ids, scalar_mix, training=training)
-
-        def strings_fn(strings, training=False):  # words as bilm-tf's `sentence.split()`
-            return from_words(split_sentences(strings), training)
-
-        def tokens_fn(tokens, sequence_len, training=False):
-            words = tf.RaggedTensor.from_tensor(tokens, lengths=tf.cast(sequence_len, tf.int64))
-            return from_words(words, training)
-
-        strings = tf.TensorSpec([None], tf.string, name="strings")
-        tokens = tf.TensorSpec([None, None], tf.string, name="tokens")
-        lengths = tf.TensorSpec([None], tf.int32, name="sequence_len")
-        root.__call__, concrete = tracing.function(tf, strings_fn, [strings])
-        root.serve = root.__call__
-        root.tokens = tracing.tf_function(tf, tokens_fn)
-        tokens_concrete = root.tokens.get_concrete_function(tokens, lengths, training=False)
-        default = tracing.tf_function(
-            tf, lambda strings: concrete[0](strings, training=False), input_signature=[strings]
-        ).get_concrete_function()
-        signatures["default"] = default
-        signatures["serving_default"] = default
-        signatures["tokens"] = tracing.tf_function(
-            tf,
-            lambda tokens, sequence_len: tokens_concrete(tokens, sequence_len, training=False),
-            input_signature=[tokens, lengths],
-        ).get_concrete_function()
+CONTRACTS = {}
 
 
-BERT = Contract()
-ROBERTA = RobertaContract()
-GPT = GPTContract()
-XLNET = XLNetContract()
-ELMO = ElmoContract()
-CONTRACTS = {c.name: c for c in (BERT, ROBERTA, GPT, XLNET, ELMO)}
+def register(contract):
+    """Adds a contract object to those `get` finds by name (a family's own contract registers itself)."""
+    CONTRACTS[contract.name] = contract
+    return contract
+
+
+BERT = register(Contract())
+ROBERTA = register(RobertaContract())
+XLNET = register(XLNetContract())
 
 
 def get(contract):
     """The `Contract` object of `contract` (an object, or a name as metadata.json stores it)."""
     if isinstance(contract, Contract):
         return contract
+    if contract not in CONTRACTS:  # a family's own contract registers when its folder is imported
+        from keras_pretrain import families
+
+        families.import_all()
     try:
         return CONTRACTS[contract]
     except KeyError:
@@ -383,89 +291,23 @@ def get(contract):
         raise ConfigError(f"unknown module contract {contract!r}; known: {sorted(CONTRACTS)}.") from None
 
 
-def elmo_outputs(backbone, char_ids, scalar_mix, training=None):
-    """The ELMo hub module's outputs from char ids with sentence boundaries.
-
-    As bilm-tf (and the TF-Hub ELMo module) the `<S>` / `</S>` positions are
-    removed from every output: [B, W + 2, ...] -> [B, W, ...], zero past
-    `sequence_len`; `elmo` is the scalar mix of the stripped layers and
-    `default` its mean over the real tokens.
-    """
-    outputs = backbone({"char_ids": char_ids}, training=training)
-    mask = outputs["padding_mask"]  # (B, W + 2), boundaries included
-    sequence_len = ops.sum(mask, axis=1) - 2
-    width = ops.shape(mask)[1] - 2
-    real = ops.cast(ops.arange(width)[None, :] < sequence_len[:, None], "int32")
-
-    def strip(x):
-        return x[:, 1:-1] * ops.cast(real, x.dtype)[:, :, None]
-
-    layers = [strip(x) for x in outputs["encoder_outputs"]]
-    result = {"word_emb": strip(outputs["token_output"])}
-    for i, layer in enumerate(layers[1:], start=1):
-        result[f"lstm_outputs{i}"] = layer
-    elmo = scalar_mix(layers, mask=real)
-    count = ops.maximum(ops.cast(sequence_len, elmo.dtype), 1.0)[:, None]
-    result["elmo"] = elmo
-    result["default"] = ops.sum(elmo, axis=1) / count
-    result["sequence_len"] = sequence_len
-    return result
+# Old names of the GPT and ELMo contracts and their helpers, which now live in their family folders.
+_MOVED = {
+    "GPT": "keras_pretrain.models.gpt.gpt_contract:GPT_CONTRACT",
+    "GPTContract": "keras_pretrain.models.gpt.gpt_contract:GPTContract",
+    "gpt_generate": "keras_pretrain.models.gpt.gpt_contract:gpt_generate",
+    "ELMO": "keras_pretrain.models.elmo.elmo_contract:ELMO_CONTRACT",
+    "ElmoContract": "keras_pretrain.models.elmo.elmo_contract:ElmoContract",
+    "elmo_outputs": "keras_pretrain.models.elmo.elmo_contract:elmo_outputs",
+    "default_scalar_mix": "keras_pretrain.models.elmo.elmo_contract:default_scalar_mix",
+    "scalar_mix_values": "keras_pretrain.models.elmo.elmo_contract:scalar_mix_values",
+}
 
 
-def gpt_generate(tf, backbone, token_ids, padding_mask, max_length):
-    """Greedy continuation of right-padded prompts to `max_length` tokens, in-graph.
+def __getattr__(name):
+    if name in _MOVED:
+        import importlib
 
-    Each step is the model's own (`keras_pretrain.models.gpt.gpt_causal_lm.cached_step`).
-    """
-    from keras_pretrain.models.gpt.gpt_causal_lm import cached_step
-    from keras_pretrain.models.gpt.gpt_causal_lm import empty_cache
-
-    token_ids = tf.cast(token_ids, tf.int32)
-    padding_mask = tf.cast(padding_mask, tf.int32)
-    tf.debugging.assert_less_equal(
-        max_length,
-        tf.constant(backbone.max_sequence_length, tf.int32),
-        message=f"max_length exceeds the model's {backbone.max_sequence_length} positions",
-    )
-    width = tf.shape(token_ids)[1]
-    pad = tf.maximum(max_length - width, 0)
-    ids = tf.pad(token_ids, [[0, 0], [0, pad]])[:, :max_length]
-    keep = tf.pad(padding_mask, [[0, 0], [0, pad]])[:, :max_length] > 0
-    cache = empty_cache(backbone, tf.shape(ids)[0], max_length, backbone.compute_dtype)
-    _, _, cache = cached_step(backbone, ids, cache, 0)  # the prompts, in one pass
-    start = tf.maximum(tf.reduce_min(tf.reduce_sum(tf.cast(keep, tf.int32), axis=1)), 1)
-    positions = tf.range(max_length)[None, :]
-
-    def body(index, ids, cache):
-        logits, _, cache = cached_step(backbone, ids[:, index - 1 : index], cache, index - 1)
-        chosen = tf.argmax(logits[:, 0, :], axis=-1, output_type=tf.int32)
-        new = tf.where(keep[:, index], ids[:, index], chosen)
-        ids = tf.where(positions == index, new[:, None], ids)
-        return index + 1, ids, cache
-
-    _, ids, _ = tf.while_loop(
-        lambda index, ids, cache: index < max_length, body, (start, ids, cache)
-    )
-    return {"output_ids": ids}
-
-
-def default_scalar_mix(backbone, weights=None, gamma=1.0):
-    """ELMo's `ScalarMix` over the backbone's L + 1 layers (even mix by default)."""
-    from keras_pretrain.models.elmo import ScalarMix
-
-    mix = ScalarMix(
-        backbone.num_layers + 1,
-        initial_weights=weights,
-        initial_gamma=gamma,
-        dtype=backbone.dtype_policy,
-        name="scalar_mix",
-    )
-    dim = 2 * backbone.hidden_dim
-    mix.build([(None, None, dim)] * (backbone.num_layers + 1))
-    return mix
-
-
-def scalar_mix_values(mix):
-    """(weights list, gamma) of a built `ScalarMix` (for metadata.json)."""
-    weights = [float(v) for v in keras.ops.convert_to_numpy(mix.scalar_weights)]
-    return weights, float(keras.ops.convert_to_numpy(mix.gamma))
+        module, attribute = _MOVED[name].split(":")
+        return getattr(importlib.import_module(module), attribute)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

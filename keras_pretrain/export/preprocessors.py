@@ -66,18 +66,17 @@ from keras_pretrain.export.serving import checked_inputs
 from keras_pretrain.export.tracing import ExportError
 from keras_pretrain.export.tracing import require_tensorflow_backend
 from keras_pretrain.export.tracing import tracing_context
-from keras_pretrain.tasks.preprocessing import BPE_SPACES  # noqa: F401 (re-exported)
-from keras_pretrain.tasks.preprocessing import SENTENCEPIECE_SPACE  # noqa: F401 (re-exported)
+from keras_pretrain.models import pieces
+from keras_pretrain.models.pieces import BPE_SPACES  # noqa: F401 (re-exported)
+from keras_pretrain.models.pieces import SENTENCEPIECE_SPACE  # noqa: F401 (re-exported)
 
 
 def preprocessor_of(tokenizer, packing=None):
-    """The text preprocessor (`keras_pretrain.tasks.preprocessing`) of the family whose tokenizer class
+    """The text preprocessor (`keras_pretrain.models.text_preprocessor`) of the family whose tokenizer class
     `tokenizer` is an instance of (most specific class first); a tokenizer of no family gets a plain one
     with `packing`, by default RoBERTa's for a byte-level BPE tokenizer and BERT's for any other."""
-    import keras_hub
-
     from keras_pretrain import families
-    from keras_pretrain.tasks.preprocessing import TextPreprocessor
+    from keras_pretrain.models.text_preprocessor import TextPreprocessor
 
     by_class = {}
     for family in families.FAMILIES.values():
@@ -87,7 +86,7 @@ def preprocessor_of(tokenizer, packing=None):
     if family is not None:
         return family.preprocessor_class(family, tokenizer, packing=packing)
     if packing is None:
-        bpe = isinstance(tokenizer, keras_hub.tokenizers.BytePairTokenizer)
+        bpe = pieces.of(tokenizer, default=pieces.WORDPIECE).byte_level
         packing = packings.ROBERTA if bpe else packings.BERT
     return TextPreprocessor(None, tokenizer, packing=packing)
 

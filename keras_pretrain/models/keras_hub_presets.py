@@ -44,7 +44,6 @@ from keras_pretrain.models.bert.bert_tokenizer import BertTokenizer
 from keras_pretrain.models.distil_bert import DistilBertTokenizer
 from keras_pretrain.models.distil_bert.distil_bert_backbone import DistilBertBackbone
 from keras_pretrain.models.roberta.roberta_backbone import RobertaBackbone
-from keras_pretrain.models.roberta.roberta_tokenizer import FairseqRobertaTokenizer
 from keras_pretrain.models.roberta.roberta_tokenizer import RobertaTokenizer
 
 TRANSFORMER = ("vocabulary_size", "num_layers", "num_heads", "hidden_dim", "intermediate_dim", "dropout",
@@ -182,7 +181,7 @@ class RobertaMap(KerasHubMap):
         return [ours.position_embedding, ours.segment_embedding]
 
     def hub_tokenizer_args(self, tokenizer):
-        if isinstance(tokenizer, FairseqRobertaTokenizer):
+        if getattr(tokenizer, "num_ids", None) is not None:  # FairseqRobertaTokenizer: ids past num_ids are <unk>
             raise ConfigError(
                 f"FairseqRobertaTokenizer(num_ids={tokenizer.num_ids}) cannot be written for keras-hub: its "
                 "RobertaTokenizer has no num_ids (ids past it would not become <unk>)."

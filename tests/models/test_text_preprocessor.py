@@ -1,4 +1,4 @@
-"""The families' text preprocessors (keras_pretrain.tasks.preprocessing): one object per family for
+"""The families' text preprocessors (keras_pretrain.models.text_preprocessor): one object per family for
 fine-tuning inputs, serving graphs and the word level (issue 38, item 1)."""
 
 import json

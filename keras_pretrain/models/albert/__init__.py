@@ -1,5 +1,6 @@
 """ALBERT: factorized embeddings, cross-layer sharing, MLM + SOP."""
 
+from keras_pretrain.models.albert import albert_family  # noqa: F401 (registers the family)
 from keras_pretrain.models.albert.albert_backbone import AlbertBackbone
 from keras_pretrain.models.albert.albert_classifier import AlbertClassifier
 from keras_pretrain.models.albert.albert_convert import load_albert

@@ -1,5 +1,6 @@
 """BERT (and whole-word-masking BERT, which differs only in its data)."""
 
+from keras_pretrain.models.bert import bert_family  # noqa: F401 (registers the family)
 from keras_pretrain.models.bert.bert_backbone import BertBackbone
 from keras_pretrain.models.bert.bert_classifier import BertClassifier
 from keras_pretrain.models.bert.bert_presets import backbone_presets

@@ -2,6 +2,7 @@
 
 import keras
 
+from keras_pretrain.models.distil_bert import distil_bert_family  # noqa: F401 (registers the family)
 from keras_pretrain.models.bert.bert_tokenizer import BertTokenizer
 from keras_pretrain.models.distil_bert.distil_bert_backbone import DistilBertBackbone
 from keras_pretrain.models.distil_bert.distil_bert_classifier import DistilBertClassifier

@@ -1,5 +1,6 @@
 """ELMo: character CNN token encoder, bidirectional LSTMP language model, scalar mix."""
 
+from keras_pretrain.models.elmo import elmo_family  # noqa: F401 (registers the family)
 from keras_pretrain.models.elmo.elmo_backbone import ElmoBackbone
 from keras_pretrain.models.elmo.elmo_backbone import layer_stack
 from keras_pretrain.models.elmo.elmo_classifier import ElmoClassifier

@@ -68,7 +68,7 @@ class ElmoPreprocessor(keras_hub.models.TextClassifierPreprocessor):
     (`graph_split_words`); a pair becomes one sequence `A ||| B` (the family's packing,
     `keras_pretrain.data.packing.ELMO`); `ElmoCharacterMapper` adds `<S>` / `</S>` and writes each word's
     character ids, truncating to `sequence_length` tokens (boundaries kept).
-    These are the inputs of the family's text preprocessor (`keras_pretrain.tasks.preprocessing.
+    These are the inputs of the family's text preprocessor (`keras_pretrain.models.text_preprocessor.
     ElmoTextPreprocessor`), which `ElmoClassifier` reads (its real tokens: rows with any non-zero id).
 
     Args:

@@ -2,6 +2,7 @@
 
 import keras
 
+from keras_pretrain.models.ernie import ernie_family  # noqa: F401 (registers the family)
 from keras_pretrain.models.bert.bert_tokenizer import BertTokenizer
 from keras_pretrain.models.ernie.ernie_backbone import ErnieBackbone
 from keras_pretrain.models.ernie.ernie_classifier import ErnieClassifier

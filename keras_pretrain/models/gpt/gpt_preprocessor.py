@@ -20,7 +20,7 @@ from keras_hub.src.utils.preset_utils import get_file
 
 from keras_pretrain.errors import ConfigError
 from keras_pretrain.models.gpt.gpt_backbone import GPTBackbone
-from keras_pretrain.models.gpt.gpt_classifier import transform_inputs
+from keras_pretrain.models.gpt.gpt_inputs import transform_inputs
 from keras_pretrain.models.gpt.gpt_tokenizer import GPTTokenizer
 from keras_pretrain.models.preprocessing import check_file_exists
 from keras_pretrain.models.preprocessing import preprocessing_function
@@ -41,7 +41,7 @@ class GPTPreprocessor(keras_hub.models.TextClassifierPreprocessor):
     One segment is `start A extract` ("classification"), a pair `start A delimiter B extract`
     ("entailment"), padded on the right with id 0; the longer segment loses tokens from its end until the
     row fits (`pack_sequence`), so the extract token is always the last real one, where `GPTClassifier` reads.
-    These are the inputs of the family's text preprocessor (`keras_pretrain.tasks.preprocessing.
+    These are the inputs of the family's text preprocessor (`keras_pretrain.models.text_preprocessor.
     GPTTextPreprocessor`). The three special tokens are appended to a copy of the vocabulary when missing
     (as `GPTTextPreprocessor.build_classifier` does); the backbone must have room for them
     (`expand_vocabulary`).

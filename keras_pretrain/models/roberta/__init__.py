@@ -1,5 +1,6 @@
 """RoBERTa: BERT's encoder, byte-level BPE, dynamic masking, no NSP."""
 
+from keras_pretrain.models.roberta import roberta_family  # noqa: F401 (registers the family)
 from keras_pretrain.models.masked_lm import MaskedLMPretrainer
 from keras_pretrain.models.roberta.roberta_backbone import RobertaBackbone
 from keras_pretrain.models.roberta.roberta_classifier import RobertaClassifier

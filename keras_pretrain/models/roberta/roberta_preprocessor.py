@@ -18,7 +18,7 @@ class RobertaPreprocessor(PresetPreprocessorMixin, keras_hub.models.RobertaTextC
     `<s> A </s></s> B </s>`, trims the segments round-robin to `sequence_length` minus the special tokens
     (the 2 / 4 of `keras_pretrain.data.packing.ROBERTA`), pads with `<pad>` on the right, and returns no
     segment ids (RoBERTa has one token type; `RobertaBackbone` takes `token_ids` and `padding_mask`). These
-    are the ids and mask of the family's text preprocessor (`keras_pretrain.tasks.preprocessing`). Eager calls,
+    are the ids and mask of the family's text preprocessor (`keras_pretrain.models.text_preprocessor`). Eager calls,
     `tf.function` and `tf.data` run the same TensorFlow ops (the tokenizer's and keras-hub's packer's).
 
     Call it on a batch of strings, or on a pair as `preprocessor((first, second), y=None)` (keras-hub reads

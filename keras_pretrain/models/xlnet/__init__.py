@@ -1,5 +1,6 @@
 """XLNet: Transformer-XL recurrence, relative positions, two-stream attention, permutation LM."""
 
+from keras_pretrain.models.xlnet import xlnet_family  # noqa: F401 (registers the family)
 from keras_pretrain.models.xlnet.xlnet_backbone import XLNetBackbone
 from keras_pretrain.models.xlnet.xlnet_classifier import XLNetClassifier
 from keras_pretrain.models.xlnet.xlnet_preprocessor import XLNetPreprocessor

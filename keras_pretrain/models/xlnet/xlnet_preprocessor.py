@@ -28,7 +28,7 @@ class XLNetPreprocessor(PresetPreprocessorMixin, keras_hub.models.TextClassifier
     always `<cls>`, the token `XLNetClassifier` reads. Segments are trimmed round-robin to
     `sequence_length` minus the 2 / 3 special tokens. `padding_mask` is 1 at real tokens (not the
     original `input_mask`, which is 1 at padding). These are the inputs of the family's text
-    preprocessor (`keras_pretrain.tasks.preprocessing`).
+    preprocessor (`keras_pretrain.models.text_preprocessor`).
 
     Call it on a batch of strings, or on a pair as `preprocessor((first, second), y=None)` (keras-hub reads
     a bare 2-tuple as `(x, y)`). XLNet has relative positions: `from_preset` uses keras-hub's default
