@@ -15,5 +15,5 @@
 
 Imports go down: machine <- fixtures; report, machine <- harness; report, machine, fixtures, harness <- bench_*
 <- cases <- profile_step; run imports the leaves and the bench_* reports (the cases run in subprocesses). No cycles
-(tests/test_benchmark_imports.py).
+(tests/benchmarks/test_imports.py).
 """

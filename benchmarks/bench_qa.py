@@ -376,9 +376,11 @@ def _qa_serving(shape, seq, doc_stride, batch, rounds, latency_rounds, settings,
                             max_answer_length)
 
     sides = {"ours": ours, "transformers": transformers_}
-    # run_squad's window count per example (the formula of keras_pretrain.export.qa_serving.windows).
+    # run_squad's window count per example (the serving graph's rule: keras_pretrain.tasks.question_answering.windows).
+    from keras_pretrain.tasks.question_answering.windows import window_count
+
     doc_pieces = [len(ids) for ids in hf_tok(contexts, add_special_tokens=False)["input_ids"]]
-    expected = [-(-max(n - room, 0) // doc_stride) + 1 for n in doc_pieces]
+    expected = [window_count(n, room, doc_stride) for n in doc_pieces]
     result["context_pieces"] = {"min": min(doc_pieces), "max": max(doc_pieces)}
     result["windows_per_example"] = {"min": min(expected), "max": max(expected), "mean": sum(expected) / batch}
 
@@ -435,12 +437,12 @@ def _qa_serving(shape, seq, doc_stride, batch, rounds, latency_rounds, settings,
 
 def _same_inputs(model, ours_tok, hf_tok, hf, questions, contexts, seq, doc_stride, overlap):
     """Checks (untimed) that both sides do the same work on `questions` / `contexts`: the windows our SavedModel
-    builds (`keras_pretrain.export.qa_serving.windows`, the function it traces) equal transformers' token ids,
+    builds (`keras_pretrain.tasks.question_answering.serving.windows`, the function it traces) equal transformers' token ids,
     segment ids and masks, and the two models' logits on them agree (same weights)."""
     import tensorflow as tf
     import torch
 
-    from keras_pretrain.export import qa_serving
+    from keras_pretrain.tasks.question_answering import serving as qa_serving
 
     layout = qa_serving.check_tokenizer(ours_tok)
 

@@ -256,7 +256,7 @@ def saved_model_serving(family="bert", tiny=False, seq=128, batch=32, repeats=(7
     from keras_pretrain import families
     from keras_pretrain.export import export_encoder
     from keras_pretrain.export import export_preprocessor
-    from keras_pretrain.tasks.preprocessing import special_id
+    from keras_pretrain.models.text_preprocessor import special_id
 
     started = time.perf_counter()
     # Seeded before any tokenizer exists: in eager mode `tf.random.set_seed` clears the context's caches, and

@@ -25,7 +25,7 @@ from benchmarks.bench_qa import _dims, _hf_config, _trainable
 from benchmarks.harness import set_threads, step_report, time_steps
 
 CONLL_LABELS = ("O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC", "B-MISC", "I-MISC")
-IGNORE = -100  # transformers' ignore index (keras_pretrain.tasks.token_classifier.IGNORE)
+IGNORE = -100  # transformers' ignore index (keras_pretrain.tasks.token_classification.IGNORE)
 SUBWORD_SHARE = 0.3  # the share of the non-special positions labelled IGNORE (sub-words after a word's first)
 
 
@@ -80,7 +80,7 @@ def _ner_step(shape, batch, seq, rounds, settings, num_labels):
     import transformers as t
 
     from keras_pretrain.optimizers import AdamW
-    from keras_pretrain.tasks.token_classifier import TokenLoss
+    from keras_pretrain.tasks.token_classification import TokenLoss
 
     d = _dims(shape)
     x, labels = ner_batch(batch, seq, d["V"], num_labels)

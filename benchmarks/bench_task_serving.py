@@ -9,9 +9,10 @@ in ONE process, the same threads, batch-1 latency and batch-`batch` throughput i
 argmax and the label names in numpy. `task="ner"`: `TokenClassifier(BertBackbone(...), 9)` exported by
 `export_tagging_serving` (`text` in; per word `tags`, and the entities with their offsets and scores out) vs
 `BertTokenizerFast(is_split_into_words=True)` + `BertForTokenClassification` + the same post-processing in Python:
-each word's tag from its first piece, the entities by conlleval's chunking (`keras_pretrain.metrics.entities`),
-their text, character offsets and mean word probability. `task="regression"` (STS-B's shape): `SequenceClassifier(
-BertBackbone(...), 1, problem_type="regression")` exported with `pair=True` (`text_a`, `text_b` in; `scores` out) vs
+each word's tag from its first piece, the entities by conlleval's chunking (`entities` of
+`keras_pretrain.tasks.token_classification.metrics`), their text, character offsets and mean word probability.
+`task="regression"` (STS-B's shape): `SequenceClassifier(BertBackbone(...), 1, problem_type="regression")`
+exported with `pair=True` (`text_a`, `text_b` in; `scores` out) vs
 `BertForSequenceClassification(num_labels=1)` on the tokenized pairs, the scores `logits[:, 0]`.
 `task="choice"` (SWAG's shape): `MultipleChoice(BertBackbone(...), 4)` exported by `export_choice_serving`
 (`context` [B] and `endings` [B, 4] in; `choice`, `probabilities` out) vs `BertForMultipleChoice` on the 4 B
@@ -140,9 +141,9 @@ def _our_model(task, d):
 
 
 def _export(task, model, path, tokenizer, seq):
-    from keras_pretrain.export.serving import export_choice_serving
-    from keras_pretrain.export.serving import export_serving
-    from keras_pretrain.export.tagging_serving import export_tagging_serving
+    from keras_pretrain.tasks.classification.serving import export_serving
+    from keras_pretrain.tasks.multiple_choice.serving import export_choice_serving
+    from keras_pretrain.tasks.token_classification.serving import export_tagging_serving
 
     if task in ("classify", "regression"):
         return export_serving(model, path, tokenizer, labels=list(LABELS[task]), pair=task == "regression",
@@ -168,8 +169,9 @@ def word_tags(logits, word_ids, labels):
 
 def word_entities(text, words, tags):
     """The entities of one sentence from its words' (tag, probability): conlleval's chunks
-    (`keras_pretrain.metrics.entities`) with their text, character offsets in `text` and mean probability."""
-    from keras_pretrain.metrics import entities
+    (`keras_pretrain.tasks.token_classification.metrics.entities`) with their text, character offsets in `text`
+    and mean probability."""
+    from keras_pretrain.tasks.token_classification.metrics import entities
 
     offsets, cursor = [], 0
     for word in words:

@@ -9,7 +9,7 @@ import tempfile
 
 import keras
 
-from keras_pretrain.export import serving
+from keras_pretrain.export.serving import is_classifier
 from keras_pretrain.export.savedmodel import ExportError
 
 from hub_modules.layout import FORMAT
@@ -21,6 +21,8 @@ from hub_modules.layout import read_tokenizer
 from hub_modules.layout import save_tokenizer
 from keras_pretrain import families
 from keras_pretrain.errors import ConfigError
+from keras_pretrain.tasks.classification import serving
+from keras_pretrain.tasks.multiple_choice import serving as choice_serving
 
 
 class ModuleExportError(ExportError):
@@ -102,7 +104,7 @@ def export(model, out_dir, tokenizer=None, seq_length=128, overwrite=False, save
     A classifier (`BertClassifier`, ..., `GPTClassifier`, `ElmoClassifier`)
     also gives `classifier/1/`: the serving SavedModel (strings in; logits,
     probabilities, label ids and names out, the tokenizer in the same
-    graph; see `keras_pretrain.export.serving`), described by
+    graph; see `keras_pretrain.tasks.classification.serving`), described by
     `metadata.json`'s `serving` entry. Its `encoder/` is the backbone's.
 
     SavedModels hold TF graphs: under JAX or PyTorch the SavedModels are written
@@ -143,7 +145,7 @@ def export(model, out_dir, tokenizer=None, seq_length=128, overwrite=False, save
     if tokenizer is not None:
         save_tokenizer(tokenizer, os.path.join(out_dir, "tokenizer"))
     with_preprocessor = _has_preprocessor(tokenizer)
-    if serving.is_classifier(model) and savedmodels:
+    if is_classifier(model) and savedmodels:
         extra["serving"] = serving_metadata(model, family.name, labels, pair, seq_length)
     if savedmodels:
         if keras.config.backend() == "tensorflow":
@@ -204,9 +206,10 @@ def write_savedmodels(out_dir, model, extra, seq_length):
 def serving_metadata(model, family, labels=None, pair=False, seq_length=128, threshold=0.5):
     """`metadata.json`'s description of a classifier's serving SavedModel."""
     limit = getattr(model.backbone, "max_sequence_length", None)
-    if serving.is_multiple_choice(model):
-        return {"path": SERVING_PATH, "signature": "serving_default", "inputs": list(serving.choice_inputs(model, family)),
-                "outputs": list(serving.CHOICE_OUTPUTS), "labels": None, "pair": True, "multiple_choice": True,
+    if choice_serving.is_multiple_choice(model):
+        return {"path": SERVING_PATH, "signature": "serving_default",
+                "inputs": list(choice_serving.choice_inputs(model, family)),
+                "outputs": list(choice_serving.CHOICE_OUTPUTS), "labels": None, "pair": True, "multiple_choice": True,
                 "seq_length": min(seq_length, limit) if limit else seq_length,
                 "requires": families.get(family).contract.serving_requires}
     num_classes = serving.num_classes_of(model)
@@ -229,7 +232,7 @@ def serving_metadata(model, family, labels=None, pair=False, seq_length=128, thr
 def export_serving(model, path, tokenizer=None, labels=None, pair=False, seq_length=128, threshold=0.5):
     """Writes `model`'s serving SavedModel to `path` (`NAME/1`), on any backend.
 
-    See `keras_pretrain.export.serving.export_serving`; under JAX or PyTorch
+    See `keras_pretrain.tasks.classification.serving.export_serving`; under JAX or PyTorch
     the model and tokenizer are saved to a temporary folder and written by a
     TensorFlow-backend subprocess. Returns the `metadata.json`-style
     description (inputs, outputs, labels, length).
@@ -253,12 +256,12 @@ def export_qa_serving(model, path, tokenizer, **options):
     """Writes a span-QA `model`'s serving SavedModel to `path` (`NAME/1`), on any backend (the answer-class model
     too: ALBERT's SentencePiece one for v2.0, XLNet's for v1.1 and v2.0).
 
-    See `keras_pretrain.export.qa_serving.export_qa_serving` (`options`: `seq_length`, `doc_stride`,
+    See `keras_pretrain.tasks.question_answering.serving.export_qa_serving` (`options`: `seq_length`, `doc_stride`,
     `max_query_length`, `n_best_size`, `max_answer_length`, `version_2_with_negative`,
     `null_score_diff_threshold`); under JAX or PyTorch the model and tokenizer are saved to a temporary folder
     and written by a TensorFlow-backend subprocess. Returns the `metadata.json`-style description.
     """
-    from keras_pretrain.export import qa_serving
+    from keras_pretrain.tasks.question_answering import serving as qa_serving
 
     path = os.fspath(path)
     v2 = bool(options.get("version_2_with_negative"))
@@ -273,11 +276,11 @@ def export_qa_serving(model, path, tokenizer, **options):
 def export_tagging_serving(model, path, tokenizer, labels, **options):
     """Writes a `TokenClassifier`'s NER serving SavedModel to `path` (`NAME/1`), on any backend.
 
-    See `keras_pretrain.export.tagging_serving.export_tagging_serving` (`options`: `seq_length`, `overlap`,
+    See `keras_pretrain.tasks.token_classification.serving.export_tagging_serving` (`options`: `seq_length`, `overlap`,
     `aggregation`); under JAX or PyTorch the model and tokenizer are saved to a temporary folder and written by
     a TensorFlow-backend subprocess. Returns the `metadata.json`-style description.
     """
-    from keras_pretrain.export import tagging_serving
+    from keras_pretrain.tasks.token_classification import serving as tagging_serving
 
     path = os.fspath(path)
     spec = {"path": path, "signature": "serving_default", "inputs": ["text"],
@@ -322,16 +325,16 @@ def _serving_main(folder, spec):
 
 def _export(model, tokenizer, spec, family=None):
     if spec.get("question_answering"):
-        from keras_pretrain.export import qa_serving
+        from keras_pretrain.tasks.question_answering import serving as qa_serving
 
         qa_serving.export_qa_serving(model, spec["path"], tokenizer, **spec["options"])
     elif spec.get("token_classification"):
-        from keras_pretrain.export import tagging_serving
+        from keras_pretrain.tasks.token_classification import serving as tagging_serving
 
         tagging_serving.export_tagging_serving(model, spec["path"], tokenizer, spec["labels"], **spec["options"])
     elif spec.get("multiple_choice"):
-        serving.export_choice_serving(model, spec["path"], tokenizer=tokenizer, seq_length=spec["seq_length"],
-                                      family=family)
+        choice_serving.export_choice_serving(model, spec["path"], tokenizer=tokenizer, seq_length=spec["seq_length"],
+                                             family=family)
     else:
         serving.export_serving(model, spec["path"], tokenizer=tokenizer, labels=spec["labels"], pair=spec["pair"],
                                seq_length=spec["seq_length"], family=family, threshold=spec.get("threshold", 0.5))

@@ -5,23 +5,25 @@
 
 `glue`: `--predictions` is a GLUE submission file (`index<TAB>prediction`, one row per example of `--data`
 in file order; the task's label strings, or floats for STS-B), as
-`keras_pretrain.data.submission.write_submission` writes it; `--data` is the task's dev file, read as the
-authors' processors (`keras_pretrain.data.glue.read_file`). The values are those of
-`keras_pretrain.metrics.glue_metrics` (a correlation that is undefined, constant predictions, prints null).
+`keras_pretrain.tasks.classification.submission.write_submission` writes it; `--data` is the task's dev file,
+read as the authors' processors (`keras_pretrain.tasks.classification.glue.read_file`). The values are those of
+`keras_pretrain.tasks.classification.metrics.glue_metrics` (a correlation that is undefined, constant
+predictions, prints null).
 
-`squad`: the official SQuAD evaluation (`keras_pretrain.squad_eval`) of `--predictions` (a
-`predictions.json`: question id -> answer text, as `keras_pretrain.squad_predictions` writes it) on the
-`--data` dev file. A v1.1 file prints {"exact_match", "f1"}; a v2.0 file (some question "is_impossible")
-prints the v2.0 dict ("exact", "f1", "total", "HasAns_*", "NoAns_*") and, with `--na-probs` (a
-`null_odds.json`), "best_exact", "best_f1" and their thresholds. As the official scripts, v1.1 scores a
+`squad`: the official SQuAD evaluation (`keras_pretrain.tasks.question_answering.evaluation`) of
+`--predictions` (a `predictions.json`: question id -> answer text, as
+`keras_pretrain.tasks.question_answering.predictions` writes it) on the `--data` dev file. A v1.1 file prints
+{"exact_match", "f1"}; a v2.0 file (some question "is_impossible") prints the v2.0 dict ("exact", "f1", "total",
+"HasAns_*", "NoAns_*") and, with `--na-probs` (a `null_odds.json`), "best_exact", "best_f1" and their
+thresholds. As the official scripts, v1.1 scores a
 question without a prediction 0 and v2.0 skips it (both say so on stderr).
 
     python -m recipes.evaluate squad --data dev-v2.0.json --predictions predictions.json --na-probs null_odds.json
 
 `conll`: entity-level precision, recall and F1 of a conlleval predictions file (`token gold predicted` a line,
 a blank line between sentences; the last two columns are read as the gold and the predicted tag, as
-`keras_pretrain.data.tagging.write_predictions` writes them), overall (micro-averaged) and per entity type
-("support": the type's gold entities), as fractions. The default chunking is conlleval's and equals seqeval's
+`keras_pretrain.tasks.token_classification.conll.write_predictions` writes them), overall (micro-averaged) and
+per entity type ("support": the type's gold entities), as fractions. The default chunking is conlleval's and equals seqeval's
 default mode (an I- tag without a B- begins an entity); `--strict` counts well-formed IOB2 entities only and
 equals seqeval's `mode="strict", scheme=IOB2` (E- and S- tags are then an error).
 
@@ -44,7 +46,7 @@ from recipes.common import HelpFormatter
 
 
 def add_glue(subparsers):
-    from keras_pretrain.data.glue import TASKS
+    from keras_pretrain.tasks.classification.glue import TASKS
 
     parser = subparsers.add_parser("glue", help="GLUE dev-set metrics of a submission file",
                                    description=__doc__, formatter_class=HelpFormatter)
@@ -98,9 +100,9 @@ def read_or_exit(parser, flag, read, *args):
 
 def run_glue(parser, args):
     """The `glue_metrics` of `args.predictions` against the labels of `args.data`; errors exit 2 via `parser`."""
-    from keras_pretrain.data import glue
-    from keras_pretrain.data.submission import read_submission
-    from keras_pretrain.metrics import glue_metrics
+    from keras_pretrain.tasks.classification import glue
+    from keras_pretrain.tasks.classification.metrics import glue_metrics
+    from keras_pretrain.tasks.classification.submission import read_submission
 
     try:
         task = glue.get_task(args.task)
@@ -120,7 +122,7 @@ def run_glue(parser, args):
 
 def run_squad(parser, args):
     """The official SQuAD metrics of `args.predictions` on `args.data`; errors exit 2 via `parser`."""
-    from keras_pretrain import squad_eval
+    from keras_pretrain.tasks.question_answering import evaluation as squad_eval
 
     dataset = read_or_exit(parser, "--data", squad_eval.read_dataset, args.data)
     predictions = read_or_exit(parser, "--predictions", squad_eval.read_predictions, args.predictions)
@@ -147,8 +149,8 @@ def run_squad(parser, args):
 
 def run_conll(parser, args):
     """The `entity_scores` of the gold and predicted tags of `args.predictions`; errors exit 2 via `parser`."""
-    from keras_pretrain.data.tagging import read_predictions
-    from keras_pretrain.metrics import entity_scores
+    from keras_pretrain.tasks.token_classification.conll import read_predictions
+    from keras_pretrain.tasks.token_classification.metrics import entity_scores
 
     _, gold, predicted = read_or_exit(parser, "--predictions", read_predictions, args.predictions, args.strict)
     return entity_scores(gold, predicted, strict=args.strict)

@@ -30,6 +30,7 @@ import os
 import sys
 import time
 
+from keras_pretrain import training
 from keras_pretrain.data.packing import GPT
 from keras_pretrain.data.packing import truncate  # noqa: F401 (recipes.finetune.truncate, as before)
 from recipes import common
@@ -103,7 +104,7 @@ def load_pretrained(parser, source, lowercase=None):
             parser.error(f"--from: {e}")
         return metadata["family"], getattr(model, "backbone", model), tokenizer
     model_path = os.path.join(source, "pretrainer.keras")
-    run_path = os.path.join(source, common.RUN_FILE)
+    run_path = os.path.join(source, training.RUN_FILE)
     if os.path.exists(model_path) and os.path.exists(os.path.join(source, "vocab.txt")):  # before the model loads
         common.check_vocabulary(parser, "--from", os.path.join(source, "vocab.txt"))
     if not os.path.exists(model_path):
@@ -165,7 +166,7 @@ def run_tokenizer(parser, source, family, lowercase, stated=(None, None)):
 
 
 def preprocessor(family, tokenizer):
-    """The family's text preprocessor (`keras_pretrain.tasks.preprocessing`): tokenizer + packing."""
+    """The family's text preprocessor (`keras_pretrain.models.text_preprocessor`): tokenizer + packing."""
     from keras_pretrain import families
 
     family = families.get(family)
@@ -231,9 +232,9 @@ def authors_style(family):
 
 
 def glue_features(family, tokenizer, data, examples, seq_length):
-    """The authors' GLUE features of `examples` (`keras_pretrain.data.glue_features`) for our tokenizer."""
-    from keras_pretrain.data import glue_features as features
-    from keras_pretrain.tasks.preprocessing import token_ids
+    """The authors' GLUE features of `examples` (`keras_pretrain.tasks.classification.features`) for our tokenizer."""
+    from keras_pretrain.tasks.classification import features
+    from keras_pretrain.models.text_preprocessor import token_ids
 
     texts = sorted({t for e in examples for t in (e.text_a, e.text_b) if t})
     ids = dict(zip(texts, token_ids(tokenizer, texts)))
@@ -246,7 +247,7 @@ def model_inputs(records, style):
     """Our inputs (`token_ids`, `segment_ids`, `padding_mask`) from the authors' features."""
     import numpy as np
 
-    from keras_pretrain.data import glue_features as features
+    from keras_pretrain.tasks.classification import features
 
     arrays = features.to_arrays(records)
     mask = arrays["input_mask"]
@@ -310,7 +311,7 @@ def output_folder(parser, args):
 
 
 def write_features_only(parser, family, tokenizer, data, seq_length, out):
-    from keras_pretrain.data import glue_features as features
+    from keras_pretrain.tasks.classification import features
 
     style = authors_style(family)
     if style is None:
@@ -343,11 +344,11 @@ def main(argv=None):
     try:
         return _main(argv)
     except Exception as e:  # an OSError, or TensorFlow's for a SavedModel written on a full disk
-        e = common.as_os_error(e)
+        e = training.as_os_error(e)
         if e is None:
             raise
         where = f"{e.filename}: " if getattr(e, "filename", None) else ""
-        print(f"finetune: error: {where}{common.os_error_reason(e)}; the files written before are whole", file=sys.stderr)
+        print(f"finetune: error: {where}{training.os_error_reason(e)}; the files written before are whole", file=sys.stderr)
         raise SystemExit(1) from None
 
 
@@ -383,7 +384,7 @@ def _main(argv=None):
         return finetune_squad.main(parser, args, out, family, backbone, tokenizer, seq_length)
     if args.features_only:
         summary = write_features_only(parser, family, tokenizer, data, seq_length, out)
-        common.write_json(os.path.join(out, "summary.json"), {"family": family, "task": args.task, **summary})
+        training.write_json(os.path.join(out, "summary.json"), {"family": family, "task": args.task, **summary})
         return summary
     finetune_data.split_validation(data, args.seed, args.validation_fraction)
     if data.problem_type == finetune_data.CHOICE and not hasattr(preprocessor(family, tokenizer), "encode_choices"):
@@ -424,7 +425,7 @@ def _main(argv=None):
           f"{best.best_epoch}); trivial baseline {baseline[metric]:.3f} ({finetune_tasks.BASELINE[data.problem_type]})")
     print("eval results: " + json.dumps(after))
     os.makedirs(out, exist_ok=True)
-    common.write_json(os.path.join(out, "eval_results.json"), after)
+    training.write_json(os.path.join(out, "eval_results.json"), after)
     keras_path = os.path.join(out, "classifier.keras")
     summary = {"family": family, "task": args.task, "problem_type": data.problem_type, "labels": data.labels,
                "before": before, "after": after, "baseline": baseline, "metric": metric,
@@ -439,14 +440,14 @@ def _main(argv=None):
     save_model(model, keras_path)
     summary["serving"] = None if args.no_export else export_task(model, out, family, tokenizer, data, seq_length,
                                                                  args.threshold)
-    common.write_json(os.path.join(out, "summary.json"), summary)
+    training.write_json(os.path.join(out, "summary.json"), summary)
     return summary
 
 
 def write_test_predictions(model, data, text, style, family, tokenizer, seq_length, special, args, out):
     """The GLUE submission file of the test split (`<TASK>.tsv`, `index<TAB>prediction`)."""
-    from keras_pretrain.data import glue
-    from keras_pretrain.data.submission import write_submission
+    from keras_pretrain.tasks.classification import glue
+    from keras_pretrain.tasks.classification.submission import write_submission
 
     if style:
         x, _ = model_inputs(glue_features(family, tokenizer, data, data.test, seq_length), style)

@@ -1,9 +1,9 @@
 """The labelled data of `recipes.finetune`: a table, a GLUE task folder, SWAG or RACE.
 
 Every reader returns a `TaskData`: the problem type, the label names, and the train / validation / test
-examples. Sentence tasks give `keras_pretrain.data.glue.Example`s (`text_a`, `text_b`, `label`), multiple
-choice `keras_pretrain.data.choice.ChoiceExample`s. Bad input stops with exit 2 and one line naming the
-file, the line and the problem (`parser.error`).
+examples. Sentence tasks give `keras_pretrain.tasks.classification.glue.Example`s (`text_a`, `text_b`,
+`label`), multiple choice `keras_pretrain.tasks.multiple_choice.data.ChoiceExample`s. Bad input stops with
+exit 2 and one line naming the file, the line and the problem (`parser.error`).
 
 Tables (`--data FILE`, a header line; `.tsv` / `.txt` read tab-separated with no quoting, as the GLUE
 processors read theirs, so a quote never swallows lines; `.csv` comma-separated with CSV quoting):
@@ -19,9 +19,9 @@ import math
 import os
 from typing import List, Optional
 
-from keras_pretrain.data import choice
-from keras_pretrain.data import glue
 from keras_pretrain.errors import CorpusFormatError
+from keras_pretrain.tasks.classification import glue
+from keras_pretrain.tasks.multiple_choice import data as choice
 
 SINGLE, REGRESSION, MULTI, CHOICE = ("single_label_classification", "regression",
                                      "multi_label_classification", "multiple_choice")

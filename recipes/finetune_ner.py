@@ -1,10 +1,10 @@
 """`python -m recipes.finetune --task ner --train-file train.txt --predict-file dev.txt`: named-entity recognition on
 CoNLL files (issue 42). Argument checks and the run; the work is in the package.
 
-The files are read by `keras_pretrain.data.tagging.read_conll` (CoNLL-2003's `token POS chunk NER` columns or
-`token tag`, `-DOCSTART-`, blank lines between sentences), their tags converted to IOB2 (the scheme found is
-printed: IOB1, IOB2 or IOBES) and the label set is the training file's ("O" first, then sorted). Each word is
-tokenized alone, its label on its first piece (`keras_pretrain.data.tagging_features`: tf-models'
+The files are read by `keras_pretrain.tasks.token_classification.conll.read_conll` (CoNLL-2003's
+`token POS chunk NER` columns or `token tag`, `-DOCSTART-`, blank lines between sentences), their tags converted
+to IOB2 (the scheme found is printed: IOB1, IOB2 or IOBES) and the label set is the training file's ("O" first, then sorted). Each word is
+tokenized alone, its label on its first piece (`keras_pretrain.tasks.token_classification.features`: tf-models'
 `tagging_data_lib`; a sentence longer than `--seq-length` is cut between words into several windows,
 `--window-overlap` words repeated between neighbours, merged back per word from its best-context window). `keras_pretrain.tasks.TokenClassifier` is fine-tuned (transformers' loss: cross-entropy over the
 labelled pieces), then writes to `--out`:
@@ -12,12 +12,12 @@ labelled pieces), then writes to `--out`:
 - `predictions.txt`: `token gold predicted`, a blank line between sentences (conlleval's input; the tags in
   IOB2), the prediction of each word its first piece's (`--aggregation first`, or `average` / `max` of its
   pieces, as transformers' strategies);
-- `eval_results.json`: `keras_pretrain.metrics.entity_scores` of that file (seqeval's default mode, which
-  `python -m recipes.evaluate conll --predictions predictions.txt` prints too);
+- `eval_results.json`: `keras_pretrain.tasks.token_classification.metrics.entity_scores` of that file (seqeval's
+  default mode, which `python -m recipes.evaluate conll --predictions predictions.txt` prints too);
 - `tagger.keras` (the task, ids in) and `labels.json` (the tag of each class id);
 - `ner/1/`, the serving SavedModel (TensorFlow Serving's layout; skipped with `--no-export`): `text` in (words
   separated by whitespace), its entities (text, type, character offsets, score) and each word's tag out, equal to
-  the Python predictions (`keras_pretrain.export.tagging_serving`).
+  the Python predictions (`keras_pretrain.tasks.token_classification.serving`).
 
 BERT, ALBERT, ERNIE, RoBERTa, DistilBERT and XLNet train `TokenClassifier`; ELMo trains its paper's tagger,
 `keras_pretrain.tasks.ElmoTagger` (the frozen biLM's scalar mix -> BiLSTM -> CRF) on whole words (`<S>` / `</S>`
@@ -55,8 +55,8 @@ def check_arguments(parser, args):
 
 def read(parser, args):
     """(train sentences, predict sentences, labels): IOB2 tags; the label list "O" first, then sorted."""
-    from keras_pretrain.data import tagging
     from keras_pretrain.errors import CorpusFormatError
+    from keras_pretrain.tasks.token_classification import conll as tagging
 
     sets = []
     for flag, path in (("--train-file", args.train_file), ("--predict-file", args.predict_file)):
@@ -82,14 +82,12 @@ def read(parser, args):
 
 def features(sentences, text, seq_length, labels, overlap=0):
     """The windows and their NumPy arrays: `(features, x, label ids, word ids)`."""
-    import keras_hub
-
-    from keras_pretrain.data import tagging_features
+    from keras_pretrain.tasks.token_classification import alignment
+    from keras_pretrain.tasks.token_classification import features as tagging_features
 
     tokenizer = text.tokenizer
     ids = text.special_ids()
-    byte_level = isinstance(tokenizer, keras_hub.tokenizers.BytePairTokenizer)
-    tokenize = tagging_features.word_tokenizer(tokenizer, [s.tokens for s in sentences], prefix_space=byte_level)
+    tokenize = alignment.word_tokenizer(tokenizer, [s.tokens for s in sentences])
     index = {tag: i for i, tag in enumerate(labels)}
     tag_ids = [[index[t] for t in s.tags] for s in sentences]
     unk = tagging_features.unknown_id(tokenizer)
@@ -102,8 +100,8 @@ def features(sentences, text, seq_length, labels, overlap=0):
 def python_features(sentences, text, seq_length, labels, overlap=0):
     """GPT-1's windows: each word's BPE pieces (its Python tokenizer, `</w>` word ends), no special tokens (the
     causal model reads the pieces from the left), padded on the right; `(features, x, labels, word ids)`."""
-    from keras_pretrain.data import tagging_features
     from keras_pretrain.data.packing import Packing
+    from keras_pretrain.tasks.token_classification import features as tagging_features
 
     class Plain(Packing):
         name = "plain"
@@ -123,7 +121,7 @@ def python_features(sentences, text, seq_length, labels, overlap=0):
 
 def word_features(sentences, text, seq_length, labels, overlap=0):
     """ELMo's windows (one position a word, `<S>` / `</S>` around) and arrays: `(features, x, labels, word ids)`."""
-    from keras_pretrain.data import tagging_features
+    from keras_pretrain.tasks.token_classification import features as tagging_features
 
     index = {tag: i for i, tag in enumerate(labels)}
     words = [list(s.tokens) for s in sentences]
@@ -138,10 +136,10 @@ def main(parser, args, out, family, backbone, tokenizer, seq_length, text):
     import numpy as np
     import tensorflow as tf
 
-    from keras_pretrain import metrics
-    from keras_pretrain.data import tagging
-    from keras_pretrain.data import tagging_features
     from keras_pretrain.tasks import TokenClassifier
+    from keras_pretrain.tasks.token_classification import conll as tagging
+    from keras_pretrain.tasks.token_classification import features as tagging_features
+    from keras_pretrain.tasks.token_classification import metrics
     from recipes import finetune_tasks
 
     from keras_pretrain import families

@@ -3,30 +3,32 @@
     python -m recipes.finetune --from RUN --task squad-v1.1 --train-file train-v1.1.json \\
         --predict-file dev-v1.1.json --out squad_run
 
-Reads the SQuAD files as `run_squad.py` does (`keras_pretrain.data.squad.read_squad`: training answers that
-cannot be found in the context are skipped with a message), builds its features (doc-stride windows,
-`_improve_answer_span`, `_check_is_max_context`, the question cut at `--max-query-length`:
-`keras_pretrain.data.squad.convert_examples_to_features`), fine-tunes `SpanQuestionAnswering` (start / end
-logits on the token states), and writes to `--out`:
+The recipe's arguments and its run; the SQuAD code is the library's, `keras_pretrain.tasks.question_answering`
+(`qa` below), and the tokenizer's SQuAD pipeline (`qa.pipelines.for_tokenizer`, the serving export's too) picks
+the features, the head and the post-processing. Reads the SQuAD files as `run_squad.py` does
+(`qa.squad.read_squad`: training answers that cannot be found in the context are skipped with a message), builds
+its features (doc-stride windows of `qa.windows`, `_improve_answer_span`, `_check_is_max_context`, the question
+cut at `--max-query-length`: `qa.features_wordpiece.convert_examples_to_features`), fine-tunes
+`SpanQuestionAnswering` (start / end logits on the token states), and writes to `--out`:
 
 - `predictions.json`, `nbest_predictions.json` and (v2.0) `null_odds.json`, as `run_squad.py`'s
-  `write_predictions` on the same logits (`keras_pretrain.squad_predictions`);
+  `write_predictions` on the same logits (`qa.predictions`);
 - `raw_results.jsonl`, the logits used (one JSON object per feature: `unique_id`, `start_logits`,
   `end_logits`), so the original post-processing can be re-run on them;
-- `eval_results.json`, the official evaluation of the predictions (`keras_pretrain.squad_eval`: v1.1
+- `eval_results.json`, the official evaluation of the predictions (`qa.evaluation`: v1.1
   `exact_match` / `f1`; v2.0 `exact`, `f1`, `HasAns_*`, `NoAns_*`, `best_*`), what `python -m recipes.evaluate
   squad` prints;
 - `qa.keras`, the fine-tuned model; `summary.json`;
 - `qa/1/`, the serving SavedModel (TensorFlow Serving's layout; skipped with `--no-export`): `question` and
   `context` strings in; `answer`, its character offsets `start` / `end` in the context, `score` and (v2.0)
-  `no_answer_score` out, the same answers as `predictions.json` (`keras_pretrain.export.qa_serving`).
+  `no_answer_score` out, the same answers as `predictions.json` (`qa.serving`).
 
 `--features-only` writes `train.tf_record` and `eval.tf_record` (`FeatureWriter`'s names) and stops. The
 WordPiece families (BERT, ERNIE, DistilBERT, and runs whose vocabulary is WordPiece) are supported; ALBERT's
 SentencePiece models for v1.1 through albert's own `squad_utils` pipeline (`recipes.finetune_squad_albert`: its
 features, its `write_predictions_v1`; served from strings, its character alignment in-graph); XLNet (v1.1, v2.0)
 and ALBERT v2.0 with the authors' answer-class model, features and `write_predictions`
-(`recipes.finetune_squad_beam`; both served from strings); RoBERTa's byte-level BPE with the same
+(`recipes.finetune_squad_beam`, run by this module; both served from strings); RoBERTa's byte-level BPE with the same
 algorithm on its layout (`<s> Q </s></s> D </s>`, one segment, each context word tokenized after a space as
 transformers' SQuAD processor does; the span text decoded from the bytes before `get_final_text`; served from
 strings as the WordPiece families).
@@ -36,6 +38,8 @@ import json
 import os
 
 from recipes import common
+from recipes import finetune_squad_albert as albert
+from recipes import finetune_squad_beam as beam
 
 TASKS = {"squad-v1.1": "v1.1", "squad-v2.0": "v2.0"}
 DEFAULT_SEQ_LENGTH = 384
@@ -64,15 +68,15 @@ def check_arguments(parser, args):
 
 def read_examples(parser, args):
     """(train examples, predict examples, the predict file's dataset for the evaluation)."""
-    from keras_pretrain import squad_eval
-    from keras_pretrain.data import squad
     from keras_pretrain.errors import CorpusFormatError
+    from keras_pretrain.tasks.question_answering import evaluation
+    from keras_pretrain.tasks.question_answering import squad
 
     version = TASKS[args.task]
     try:
         train = squad.read_squad(args.train_file, version, is_training=True)
         predict = squad.read_squad(args.predict_file, version, is_training=False)
-        dataset = squad_eval.read_dataset(args.predict_file)
+        dataset = evaluation.read_dataset(args.predict_file)
     except CorpusFormatError as e:
         parser.error(str(e))
     if not train:
@@ -82,46 +86,34 @@ def read_examples(parser, args):
     return train, predict, dataset
 
 
-def is_sentencepiece(tokenizer):
-    """ALBERT's SentencePiece tokenizer (albert squad_utils' pipeline)."""
-    from keras_pretrain.models.albert import AlbertTokenizer
-
-    return isinstance(tokenizer, AlbertTokenizer)
-
-
-def is_byte_level(tokenizer):
-    """RoBERTa's byte-level BPE (`<s> Q </s></s> D </s>`, one segment, words after a space)."""
-    import keras_hub
-
-    return isinstance(tokenizer, keras_hub.tokenizers.BytePairTokenizer)
-
-
 def special_ids(parser, args, family, tokenizer):
     """The `[CLS]`, `[SEP]`, `[PAD]` ids of a WordPiece tokenizer, RoBERTa's `<s>`, `</s>`, `<pad>` and its
-    layout for byte-level BPE; other tokenizers stop the run."""
-    import keras_hub
+    layout for byte-level BPE (as the tokenizer's SQuAD pipeline declares them); other tokenizers stop the run."""
+    from keras_pretrain.tasks.question_answering import pipelines
 
-    if is_byte_level(tokenizer):
-        ids = {"cls": tokenizer.token_to_id("<s>"), "sep": tokenizer.token_to_id("</s>"),
-               "pad": tokenizer.token_to_id("<pad>"), "separators": 2, "doc_segment": 0}
-        missing = [name for name, value in ids.items() if value is None]
-        if missing:
-            parser.error(f"--task {args.task}: the BPE vocabulary has no {', '.join(missing)} token")
-        return ids
-    if not isinstance(tokenizer, keras_hub.tokenizers.WordPieceTokenizer):
+    pipeline = pipelines.for_tokenizer(tokenizer)
+    if pipeline is None or pipeline.raw_context:
         parser.error(f"--task {args.task}: {family} ({type(tokenizer).__name__}) is not wired for SQuAD yet: the "
                      "recipe builds run_squad.py's WordPiece features (BERT, ERNIE, DistilBERT, WordPiece runs)")
-    ids = {"cls": tokenizer.token_to_id("[CLS]"), "sep": tokenizer.token_to_id("[SEP]"),
-           "pad": tokenizer.token_to_id("[PAD]")}
+    ids = {name: tokenizer.token_to_id(token) for name, token in pipeline.special}
+    if pipeline is pipelines.WORDPIECE:
+        return ids  # run_squad's layout: the features' defaults (one [SEP] between, the doc in segment 1)
+    ids.update(separators=pipeline.separators, doc_segment=pipeline.doc_segment)
+    missing = [name for name, value in ids.items() if value is None]
+    if missing:
+        parser.error(f"--task {args.task}: the BPE vocabulary has no {', '.join(missing)} token")
     return ids
 
 
 def check_lengths(parser, args, seq_length, separators=1):
-    room = seq_length - args.max_query_length - 2 - separators  # [CLS] question [SEP] doc [SEP]
-    if room <= 0:
+    """Stops the run when the windows leave no room for the context or would skip text (`qa.windows`)."""
+    from keras_pretrain.tasks.question_answering import windows
+
+    room, problem = windows.check_lengths(seq_length, args.max_query_length, args.doc_stride, 2 + separators)
+    if problem == windows.NO_ROOM:  # [CLS] question [SEP] doc [SEP]
         parser.error(f"--max-query-length {args.max_query_length} leaves no room for the context in "
                      f"--seq-length {seq_length} (at most {seq_length - 4})")
-    if args.doc_stride > room:
+    if problem == windows.STRIDE_TOO_LONG:
         parser.error(f"--doc-stride {args.doc_stride} exceeds the {room} context tokens of a window "
                      f"(--seq-length {seq_length} - --max-query-length {args.max_query_length} - "
                      f"{2 + separators}): windows would skip text")
@@ -131,10 +123,12 @@ def features(examples, tokenizer, args, seq_length, special, is_training):
     """run_squad.py's features, their `tokens` as the vocabulary's strings (what `write_predictions` joins)."""
     import dataclasses
 
-    from keras_pretrain.data import squad
+    from keras_pretrain.tasks.question_answering import features_wordpiece
+    from keras_pretrain.tasks.question_answering import pipelines
 
-    tokenize = squad.word_tokenizer(tokenizer, examples, prefix_space=is_byte_level(tokenizer))
-    result = squad.convert_examples_to_features(
+    prefix_space = pipelines.for_tokenizer(tokenizer).prefix_space
+    tokenize = features_wordpiece.word_tokenizer(tokenizer, examples, prefix_space=prefix_space)
+    result = features_wordpiece.convert_examples_to_features(
         examples, tokenize, seq_length, args.doc_stride, args.max_query_length,
         is_training=is_training, special=special)
     vocabulary = id_tokens(tokenizer)
@@ -164,22 +158,26 @@ def write_raw_results(path, results):
 
 def main(parser, args, out, family, backbone, tokenizer, seq_length):
     """The SQuAD run (see the module docstring); returns its summary."""
+    from keras_pretrain.tasks.question_answering import pipelines
+
+    pipeline = pipelines.for_tokenizer(tokenizer)
+    layout = beam.beam_layout(pipeline, TASKS[args.task])
+    if layout:  # XLNet, ALBERT v2.0 (SentencePiece): the authors' answer-class model and pipelines
+        return answer_class_run(parser, args, out, family, backbone, tokenizer, seq_length, layout)
+    return span_run(parser, args, out, family, backbone, tokenizer, seq_length, pipeline)
+
+
+def span_run(parser, args, out, family, backbone, tokenizer, seq_length, pipeline):
+    """The span head's run: run_squad.py's pipeline, or albert squad_utils' v1.1 one for ALBERT's SentencePiece."""
     import numpy as np
 
-    from keras_pretrain import squad_eval
-    from keras_pretrain import squad_predictions
-    from keras_pretrain.data import squad
-    from keras_pretrain.tasks.question_answering import for_backbone
+    from keras_pretrain.tasks.question_answering import features_wordpiece
+    from keras_pretrain.tasks.question_answering import predictions as qa_predictions
+    from keras_pretrain.tasks.question_answering.span_head import for_backbone
     from recipes import finetune_tasks
 
-    from recipes import finetune_squad_albert as albert
-    from recipes import finetune_squad_beam as beam
-
-    layout = beam.beam_layout(family, args, tokenizer)
-    if layout:  # XLNet, ALBERT v2.0 (SentencePiece): the authors' answer-class model and pipelines
-        return beam.main(parser, args, out, family, backbone, tokenizer, seq_length, check_lengths, layout)
     train, predict, dataset = read_examples(parser, args)  # run_squad's reader checks the files either way
-    sentencepiece = is_sentencepiece(tokenizer)
+    sentencepiece = pipeline is not None and pipeline.raw_context
     if sentencepiece:  # ALBERT: albert squad_utils' reader, features and predictions
         albert.check(parser, args, tokenizer)
         train, predict = albert.read(parser, args)
@@ -197,16 +195,11 @@ def main(parser, args, out, family, backbone, tokenizer, seq_length):
           f"questions to predict -> {len(predict_features)} windows (length {seq_length}, stride {args.doc_stride})")
     os.makedirs(out, exist_ok=True)
     if args.features_only:
-        write = albert.write_features if sentencepiece else squad.write_features
-        counts = {"train": write(train_features, os.path.join(out, "train.tf_record"), True),
-                  "eval": write(predict_features, os.path.join(out, "eval.tf_record"), False)}
-        print(f"wrote {counts['train']} train and {counts['eval']} eval records to {out}")
-        summary = {"family": family, "task": args.task, "features": counts, "seq_length": seq_length}
-        common.write_json(os.path.join(out, "summary.json"), summary)
-        return summary
+        write = albert.write_features if sentencepiece else features_wordpiece.write_features
+        return features_only(out, family, args, seq_length, write, train_features, predict_features)
 
     model = for_backbone(backbone)
-    x, y = squad.to_arrays(train_features)
+    x, y = features_wordpiece.to_arrays(train_features)
     x = {n: x[n] for n in model.input}
     targets = {"start_logits": y["start_positions"], "end_logits": y["end_positions"]}
     model.compile(optimizer=finetune_tasks.optimizer(model, args, len(train_features)))
@@ -218,19 +211,83 @@ def main(parser, args, out, family, backbone, tokenizer, seq_length):
     train = tf.data.Dataset.from_tensor_slices((x, targets)).shuffle(len(train_features), seed=args.seed)
     model.fit(train.batch(args.batch_size), epochs=args.epochs, verbose=args.verbose)
 
-    inputs, _ = squad.to_arrays(predict_features)
+    inputs, _ = features_wordpiece.to_arrays(predict_features)
     outputs = model.predict({n: inputs[n] for n in model.input}, batch_size=args.batch_size, verbose=0)
     results = raw_results(inputs["unique_ids"], np.asarray(outputs["start_logits"]), np.asarray(outputs["end_logits"]))
     write_raw_results(os.path.join(out, "raw_results.jsonl"), results)
     if sentencepiece:
         predictions, nbest, null_odds = albert.predictions(predict, predict_features, results, args)
     else:
-        predictions, nbest, null_odds = squad_predictions.write_predictions(
+        predictions, nbest, null_odds = qa_predictions.write_predictions(
             predict, predict_features, results, args.n_best_size, args.max_answer_length,
-            do_lower_case(tokenizer), version == "v2.0", args.null_score_diff_threshold,
-            squad_predictions.byte_level_text if is_byte_level(tokenizer) else squad_predictions.wordpiece_text)
-    squad_predictions.write_prediction_files(out, predictions, nbest, null_odds or None)
-    scores = squad_eval.evaluate(dataset, predictions, null_odds or None)
+            do_lower_case(tokenizer), version == "v2.0", args.null_score_diff_threshold, pipeline.tokens_to_text)
+    return finish(out, family, args, model, tokenizer, seq_length, dataset, predictions, nbest, null_odds or None,
+                  {"train_windows": len(train_features), "predict_windows": len(predict_features)})
+
+
+def answer_class_run(parser, args, out, family, backbone, tokenizer, seq_length, layout):
+    """The answer-class head's run in `layout` ("xlnet", "albert": `beam.beam_layout`)."""
+    import tensorflow as tf
+
+    from keras_pretrain.tasks.question_answering.beam_head import BeamQuestionAnswering
+    from recipes import finetune_tasks
+
+    _, _, dataset = read_examples(parser, args)  # run_squad's checks of the files (v2.0 data under v1.1, ...)
+    if layout == "albert":
+        albert.check(parser, args, tokenizer, v2=True)
+    train, predict = albert.read(parser, args)  # the reader both authors share
+    check_lengths(parser, args, seq_length)
+    train_features = beam.features(layout, train, tokenizer, args, seq_length, True)
+    predict_features = beam.features(layout, predict, tokenizer, args, seq_length, False)
+    version = TASKS[args.task]
+    print(f"SQuAD {version} ({layout}'s run_squad, answer-class model): {len(train)} training questions -> "
+          f"{len(train_features)} windows, {len(predict)} questions to predict -> {len(predict_features)} windows "
+          f"(length {seq_length}, stride {args.doc_stride})")
+    os.makedirs(out, exist_ok=True)
+    if args.features_only:
+        def write(features, path, is_training):
+            return beam.write_features(layout, features, path, is_training)
+
+        return features_only(out, family, args, seq_length, write, train_features, predict_features)
+
+    model = BeamQuestionAnswering(backbone)
+    x, y, _ = beam.to_arrays(layout, train_features)
+    model.compile(optimizer=finetune_tasks.optimizer(model, args, len(train_features)))
+    print(f"fine-tuning {family} ({type(backbone).__name__}) with the answer-class head; rate "
+          f"{args.learning_rate:g}")
+    rows = tf.data.Dataset.from_tensor_slices({**x, **y}).shuffle(len(train_features), seed=args.seed)
+    model.fit(rows.batch(args.batch_size), epochs=args.epochs, verbose=args.verbose)
+
+    x, _, unique_ids = beam.to_arrays(layout, predict_features)
+    outputs = model.predict(x, batch_size=args.batch_size, verbose=0)
+    results = beam.raw_results(outputs, unique_ids)
+    beam.write_raw_results(os.path.join(out, "raw_results.jsonl"), results)
+    predictions, nbest, null_odds = beam.predictions(layout, predict, predict_features, results, args, model)
+    null_odds = null_odds if version == "v2.0" else None
+    return finish(out, family, args, model, tokenizer, seq_length, dataset, predictions, nbest, null_odds,
+                  {"train_windows": len(train_features), "predict_windows": len(predict_features)},
+                  {"head": "answer_class"})
+
+
+def features_only(out, family, args, seq_length, write, train_features, predict_features):
+    """`--features-only`: `train.tf_record` and `eval.tf_record` written by `write`; the summary."""
+    counts = {"train": write(train_features, os.path.join(out, "train.tf_record"), True),
+              "eval": write(predict_features, os.path.join(out, "eval.tf_record"), False)}
+    print(f"wrote {counts['train']} train and {counts['eval']} eval records to {out}")
+    summary = {"family": family, "task": args.task, "features": counts, "seq_length": seq_length}
+    common.write_json(os.path.join(out, "summary.json"), summary)
+    return summary
+
+
+def finish(out, family, args, model, tokenizer, seq_length, dataset, predictions, nbest, null_odds, windows,
+           extra=None):
+    """The run's files after its predictions (see the module docstring) and its summary."""
+    from keras_pretrain.tasks.question_answering import evaluation
+    from keras_pretrain.tasks.question_answering.predictions import write_prediction_files
+
+    version = TASKS[args.task]
+    write_prediction_files(out, predictions, nbest, null_odds)
+    scores = evaluation.evaluate(dataset, predictions, null_odds)
     common.write_json(os.path.join(out, "eval_results.json"), scores)
     print("eval results: " + json.dumps(scores))
     keras_path = os.path.join(out, "qa.keras")
@@ -240,9 +297,8 @@ def main(parser, args, out, family, backbone, tokenizer, seq_length):
     serving = None
     if not args.no_export:
         serving = export_serving(model, out, tokenizer, args, seq_length, version)
-    summary = {"family": family, "task": args.task, "eval": scores, "seq_length": seq_length,
-               "train_windows": len(train_features), "predict_windows": len(predict_features),
-               "learning_rate": args.learning_rate, "serving": serving}
+    summary = {"family": family, "task": args.task, "eval": scores, "seq_length": seq_length, **windows,
+               "learning_rate": args.learning_rate, "serving": serving, **(extra or {})}
     common.write_json(os.path.join(out, "summary.json"), summary)
     return summary
 
@@ -250,7 +306,9 @@ def main(parser, args, out, family, backbone, tokenizer, seq_length):
 def do_lower_case(tokenizer):
     """`get_final_text`'s `do_lower_case`: the vocabulary's casing (our `BertTokenizer` lower-cases itself,
     keras-hub's `lowercase` flag stays False; byte-level BPE is cased)."""
-    if is_byte_level(tokenizer):
+    from keras_pretrain.tasks.question_answering import pipelines
+
+    if pipelines.for_tokenizer(tokenizer).cased:
         return False
     return bool(getattr(tokenizer, "bert_lowercase", getattr(tokenizer, "lowercase", True)))
 

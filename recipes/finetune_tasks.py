@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from keras_pretrain import metrics
+from keras_pretrain.tasks.classification import metrics
 from recipes.finetune_data import CHOICE
 from recipes.finetune_data import MULTI
 from recipes.finetune_data import REGRESSION
@@ -57,10 +57,11 @@ def encode(preprocessor, data, examples, seq_length, special):
 
 
 def xlnet_race_inputs(preprocessor, examples, seq_length):
-    """XLNet on RACE: xlnet-tensorflow `run_race.py`'s features (`keras_pretrain.data.choice`, style "xlnet": the
-    question+option's last tokens kept, the article's head; its 128 of 512 as a quarter of `seq_length`)."""
-    from keras_pretrain.data import choice
-    from keras_pretrain.tasks.preprocessing import token_ids
+    """XLNet on RACE: xlnet-tensorflow `run_race.py`'s features (`keras_pretrain.tasks.multiple_choice.data`, style
+    "xlnet": the question+option's last tokens kept, the article's head; its 128 of 512 as a quarter of
+    `seq_length`)."""
+    from keras_pretrain.tasks.multiple_choice import data as choice
+    from keras_pretrain.models.text_preprocessor import token_ids
 
     texts = sorted({t for e in examples for t in (e.context, *e.choices)})
     ids = dict(zip(texts, token_ids(preprocessor.tokenizer, texts)))

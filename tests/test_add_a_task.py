@@ -8,7 +8,7 @@ import pytest
 
 from keras_pretrain import families
 from keras_pretrain.models.task import TaskMixin
-from keras_pretrain.tasks.sequence_classifier import task_inputs
+from keras_pretrain.tasks.classification import task_inputs
 from tests.hub_modules.fixtures import TRANSFORMER
 
 

@@ -381,7 +381,7 @@ def token_classification(dropout_keys=("classifier_dropout", "hidden_dropout_pro
                   backbone_options=dict(backbone_options or {}))
 
 
-BEAM_QUESTION_ANSWERING = "keras_pretrain.tasks.beam_question_answering:BeamQuestionAnswering"
+BEAM_QUESTION_ANSWERING = "keras_pretrain.tasks.question_answering:BeamQuestionAnswering"
 
 
 def load_beam_qa_head(task, loader, layout=None):
@@ -402,7 +402,7 @@ def load_beam_qa_head(task, loader, layout=None):
 
 
 def is_beam_question_answering(model):
-    from keras_pretrain.tasks.beam_question_answering import BeamQuestionAnswering
+    from keras_pretrain.tasks.question_answering import BeamQuestionAnswering
 
     return isinstance(model, BeamQuestionAnswering)
 

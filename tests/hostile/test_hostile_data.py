@@ -374,10 +374,10 @@ def served(tmp_path_factory):
     import tensorflow_text  # noqa: F401 (the tokenizer's ops)
 
     from keras_pretrain.export.preprocessors import export_preprocessor
-    from keras_pretrain.export.serving import export_serving
-    from tests.export.test_serving import LABELS
-    from tests.export.test_serving import SEQ_LENGTH
-    from tests.export.test_serving import _classifier
+    from keras_pretrain.tasks.classification.serving import export_serving
+    from tests.tasks.classification.test_serving import LABELS
+    from tests.tasks.classification.test_serving import SEQ_LENGTH
+    from tests.tasks.classification.test_serving import _classifier
 
     root = tmp_path_factory.mktemp("serving")
     classifier, tokenizer = _classifier()

@@ -96,9 +96,9 @@ def test_fused_gelu_in_bfloat16():
 def test_savedmodels_hold_no_xla(tmp_path):
     """Ours (hub module: encoder, classifier, preprocessor) and Keras' `model.export` trace in the save context."""
     import hub_modules
-    from tests.export.test_serving import LABELS
-    from tests.export.test_serving import SEQ_LENGTH
-    from tests.export.test_serving import _classifier
+    from tests.tasks.classification.test_serving import LABELS
+    from tests.tasks.classification.test_serving import SEQ_LENGTH
+    from tests.tasks.classification.test_serving import _classifier
 
     classifier, tokenizer = _classifier()
     classifier.predict(  # a compiled graph first: that one is fused

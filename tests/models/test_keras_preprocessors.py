@@ -1,6 +1,6 @@
 """Strings in for every family (issue 39, item 3): the keras-hub preprocessors of RoBERTa, XLNet, GPT-1 and
 ELMo (`Family.keras_preprocessor`) let `classifier.fit(strings)` / `predict(strings)` run, save with the
-model, and pack exactly what the family's text preprocessor (`keras_pretrain.tasks.preprocessing`, used by the
+model, and pack exactly what the family's text preprocessor (`keras_pretrain.models.text_preprocessor`, used by the
 recipes) packs, single segments and pairs, truncation included."""
 
 import json

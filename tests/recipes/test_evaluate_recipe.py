@@ -8,8 +8,8 @@ import os
 import numpy as np
 import pytest
 
-from keras_pretrain.data.submission import read_submission
-from keras_pretrain.data.submission import write_submission
+from keras_pretrain.tasks.classification.submission import read_submission
+from keras_pretrain.tasks.classification.submission import write_submission
 from keras_pretrain.errors import CorpusFormatError
 from recipes import evaluate
 
@@ -17,7 +17,7 @@ pytestmark = pytest.mark.one_backend  # files, parsing and NumPy: nothing comput
 
 
 def dev_rows(task, labels):
-    """Rows of a dev .tsv in the GLUE layout of `task` (the columns `keras_pretrain.data.glue` reads)."""
+    """Rows of a dev .tsv in the GLUE layout of `task` (the columns `keras_pretrain.tasks.classification.glue` reads)."""
     if task == "cola":  # no header: source, label, original label, sentence
         return [f"src\t{label}\t\tsentence {i}" for i, label in enumerate(labels)]
     if task == "mrpc":
@@ -84,7 +84,7 @@ def test_sts_b_prints_pearson_and_spearman(files, capsys):
 
 
 def test_what_write_submission_writes_scores_as_the_arrays_do(files, tmp_path, capsys):
-    from keras_pretrain.metrics import glue_metrics
+    from keras_pretrain.tasks.classification.metrics import glue_metrics
 
     dev, _ = files("mnli", ["entailment", "neutral", "contradiction"], [])
     preds = str(tmp_path / "written.tsv")
@@ -249,7 +249,7 @@ def test_squad_v2_prints_the_v2_dict(squad_files, capsys):
 def test_squad_writes_what_squad_predictions_writes(squad_files, tmp_path, capsys):
     import types
 
-    from keras_pretrain.squad_predictions import write_prediction_files, write_predictions
+    from keras_pretrain.tasks.question_answering.predictions import write_prediction_files, write_predictions
 
     example = types.SimpleNamespace(qas_id="q1", doc_tokens=["the", "Denver", "Broncos,"])
     feature = types.SimpleNamespace(unique_id=7, example_index=0, tokens=["[CLS]", "the", "denver", "broncos", ","],

@@ -41,7 +41,7 @@ def write_table(path, header, rows):
 
 # BERT (WordPiece in the serving graph) in every run; the other families
 # (35-55 s each on 2 cores) under `make test-large` (GPT's serving export is
-# also checked by tests/export/test_serving.py on every backend).
+# also checked by tests/tasks/classification/test_serving.py on every backend).
 @pytest.mark.parametrize("model", [m if m == "bert" else pytest.param(m, marks=pytest.mark.large)
                                    for m in FAMILY_FILES])
 def test_pretrain_then_finetune(corpus, tmp_path, model):

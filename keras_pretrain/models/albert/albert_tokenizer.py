@@ -83,6 +83,8 @@ class AlbertTokenizer(ReloadsSentencePiece, keras_hub.models.AlbertTokenizer):
     ```
     """
 
+    squad_pipeline = "sentencepiece"  # keras_pretrain.tasks.question_answering.pipelines
+
     def __init__(self, proto=None, lowercase=True, keep_accents=False, special_tokens_in_strings=False, **kwargs):
         kwargs.setdefault("_allow_python_workflow", False)
         self.lowercase = lowercase

@@ -102,6 +102,8 @@ class BertTokenizer(keras_hub.models.BertTokenizer):
     ```
     """
 
+    squad_pipeline = "wordpiece"  # keras_pretrain.tasks.question_answering.pipelines
+
     def __init__(self, vocabulary=None, lowercase=False, strip_accents=None, special_tokens_in_strings=False,
                  **kwargs):
         if strip_accents is None:

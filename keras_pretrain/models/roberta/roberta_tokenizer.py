@@ -182,6 +182,8 @@ class RobertaTokenizer(keras_hub.models.RobertaTokenizer):
     ```
     """
 
+    squad_pipeline = "byte_level"  # keras_pretrain.tasks.question_answering.pipelines
+
     cls_token = "<s>"
     sep_token = "</s>"
     unk_token = "<unk>"

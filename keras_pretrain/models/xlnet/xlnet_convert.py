@@ -495,7 +495,7 @@ def _convert_tf1(root, prefix, pretrainer, lowercase, path, run_config, squad=No
         functools.partial(load_tf1_backbone, mask_emb_optional=not pretrainer), load_tf1_heads,
     )
     if squad is not None:
-        from keras_pretrain.tasks.beam_question_answering import BeamQuestionAnswering
+        from keras_pretrain.tasks.question_answering import BeamQuestionAnswering
 
         print(f"{prefix}: run_squad.py's head (start_logits, end_logits, answer_class): BeamQuestionAnswering "
               f"(start_n_top={squad['start_n_top']}, end_n_top={squad['end_n_top']}; task=False: the backbone).")

@@ -83,6 +83,8 @@ class XLNetTokenizer(ReloadsSentencePiece, keras_hub.tokenizers.SentencePieceTok
     ```
     """
 
+    squad_pipeline = "xlnet"  # keras_pretrain.tasks.question_answering.pipelines
+
     SPECIAL_TOKENS = {
         "unk_token": "<unk>",
         "bos_token": "<s>",
