@@ -19,7 +19,7 @@ import time
 
 from benchmarks.fixtures import MLM_SHAPES, write_records
 from benchmarks.machine import keras_backend
-from benchmarks.report import failed, fmt, table
+from benchmarks.report import cases, fmt, table
 
 
 def _step_clock():
@@ -104,13 +104,7 @@ def fit_vs_step(shapes=("small", "base"), batch=None, seq=128, predictions=20, s
 def report(by, quick):
     """(markdown sections, targets) of the fit group, from the results keyed (group, label)."""
     rows, targets, worst, backends = [], [], {}, set()
-    for (group, label), r in by.items():
-        if group != "fit":
-            continue
-        problem = failed(r)
-        if problem:
-            rows.append([label, problem] + ["-"] * 6)
-            continue
+    for label, r in cases(by, "fit", "", rows, 6):
         backends.add(r["backend"])
         for c in r["cases"]:
             rows.append([r["backend"], f"{c['shape']} (batch {c['batch']})", "dynamic" if c["dynamic"] else "static",

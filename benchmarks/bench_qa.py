@@ -42,7 +42,7 @@ from benchmarks.fixtures import ENCODERS, TANH_GELU, TINY, Skip, corpus_lines, w
 from benchmarks.harness import paired, set_threads, step_report, time_steps  # noqa: F401 (paired: re-exported)
 from benchmarks.harness import ratio_text as _ratio
 from benchmarks.machine import keras_backend, peak_rss_mb
-from benchmarks.report import failed, fmt, table
+from benchmarks.report import cases, fmt, table
 
 QUESTION_TOKENS = 64  # qa_step: the question's length in the packed pair (run_squad's max_query_length)
 MAX_ANSWER_LENGTH = 30
@@ -482,13 +482,7 @@ def report(by, quick):
         by, "qa", "step", "SQuAD fine-tuning step (BertForQuestionAnswering shape; AdamW, float32, dropout 0.1",
         "SQuAD fine-tuning step (BERT-base, seq 384): ours >= 1.2x transformers (best backend)", digits=2)
     rows, serving_notes = [], {}
-    for (group, label), r in by.items():
-        if group != "qa" or not label.startswith("serving"):
-            continue
-        problem = failed(r)
-        if problem:
-            rows.append([label, problem] + ["-"] * 8)
-            continue
+    for label, r in cases(by, "qa", "serving", rows, 8):
         o, h, vs = r["ours"], r["transformers"], r["vs_transformers"]
         w = r["windows_per_example"]
         serving_notes.update(dict.fromkeys(r.get("notes", [])))

@@ -12,7 +12,7 @@ import numpy as np
 
 from benchmarks.fixtures import ENCODERS, TINY, Skip, corpus_lines, hf_encoder, our_backbone, our_encoder, write_vocab
 from benchmarks.machine import keras_backend, peak_rss_mb
-from benchmarks.report import failed, fmt, table
+from benchmarks.report import cases, fmt, table
 
 
 def encoder_int8(family="bert", tiny=False, seq=128, batch=32, rounds=3):
@@ -59,13 +59,7 @@ def report(by, quick):
 
     sections, targets = [], []
     rows = []
-    for (group, label), r in by.items():
-        if group != "serving" or not label.startswith("int8"):
-            continue
-        problem = failed(r)
-        if problem:
-            rows.append([label, problem] + ["-"] * 4)
-            continue
+    for label, r in cases(by, "serving", "int8", rows, 4):
         rows.append([f"{r['family']} ({r['backend']})", fmt(r["float32_tokens_per_s"]), fmt(r["int8_tokens_per_s"]),
                      f"{r['speedup']:.2f}x", f"{r['pooled_max_abs_diff']:.2e} (of {r['pooled_max_abs']:.2f})",
                      f"{r['sequence_max_abs_diff']:.2e}"])
@@ -85,13 +79,7 @@ def _serving_report(by, quick):
         return fmt(x, 2 if x < 10 else 1)
 
     rows, targets, notes, threads, repeats = [], [], [], set(), set()
-    for (group, label), r in by.items():
-        if group != "serving" or not label.startswith("saved_model"):
-            continue
-        problem = failed(r)
-        if problem:
-            rows.append([label, problem] + ["-"] * 8)
-            continue
+    for label, r in cases(by, "serving", "saved_model", rows, 8):
         w, ratios, n = r["ways"], r["ratios"], r["batch"]
         tp = f"b{n}_seq_per_s"
         size = "tiny" if r.get("tiny") else "base"

@@ -37,7 +37,7 @@ from benchmarks.bench_qa import SERVING_NOTE, _dims, _english_words
 from benchmarks.fixtures import TANH_GELU, Skip, write_vocab
 from benchmarks.harness import paired, ratio_text, set_threads
 from benchmarks.machine import keras_backend, peak_rss_mb
-from benchmarks.report import failed, fmt, table
+from benchmarks.report import cases, fmt, table
 
 TASKS = ("classify", "ner", "regression", "choice")
 CHOICES = 4  # SWAG's
@@ -337,13 +337,7 @@ def report(by, quick):
     """(markdown sections, targets) of the task-serving results: group "serving", labels "task {task}". Target
     (base size): batch throughput >= 1x transformers' (as the SQuAD serving case: the issue names no ratio)."""
     rows, notes, targets = [], {}, []
-    for (group, label), r in by.items():
-        if group != "serving" or not label.startswith("task"):
-            continue
-        problem = failed(r)
-        if problem:
-            rows.append([label, problem] + ["-"] * 8)
-            continue
+    for label, r in cases(by, "serving", "task", rows, 8):
         o, h, vs = r["ours"], r["transformers"], r["vs_transformers"]
         notes.update(dict.fromkeys(r.get("notes", [])))
         rows.append([r["task"], f"{r['shape']} ({fmt(r['params'] / 1e6, 1)}M)", fmt(o["b1_ms"]), fmt(h["b1_ms"]),

@@ -17,7 +17,7 @@ import sys
 import time
 
 from benchmarks.machine import peak_rss_mb
-from benchmarks.report import failed, fmt, table
+from benchmarks.report import cases, fmt, table
 
 MIN_ROUNDS = 5  # the rounds a reported ratio needs (issue 45); fewer only in the quick tier
 QUICK_NO_TARGET = "quick tier: no target"
@@ -445,13 +445,7 @@ def step_report(by, group, prefix, heading, target, digits=2):
     fastest, as `bench_families.report`; every backend's ratio with `digits` decimals) from the base-size runs."""
     sections, targets = [], []
     rows, measured, notes = [], {}, {}
-    for (name, label), r in by.items():
-        if name != group or not label.startswith(prefix):
-            continue
-        problem = failed(r)
-        if problem:
-            rows.append([label, problem] + ["-"] * 6)
-            continue
+    for label, r in cases(by, group, prefix, rows, 6):
         o, h, vs = r["ours"], r["transformers"], r["vs_transformers"]
         rows.append([r["backend"], f"{r['shape']}, batch {r['batch']}, seq {r['seq']}", fmt(o["step_s"], 3),
                      fmt(h["step_s"], 3), ratio_text(vs), f"{fmt(o['params'])} / {fmt(h['params'])}",

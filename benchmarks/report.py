@@ -23,6 +23,19 @@ def ratio(a, b):
     return a / b if a and b else None
 
 
+def cases(by, group, prefix, rows, width):
+    """(label, result) of the results of `group` whose label starts with `prefix`; a failed one becomes the row
+    `[label, problem, "-" * width]` in `rows` instead."""
+    for (name, label), r in by.items():
+        if name != group or not label.startswith(prefix):
+            continue
+        problem = failed(r)
+        if problem:
+            rows.append([label, problem] + ["-"] * width)
+            continue
+        yield label, r
+
+
 def table(header, rows):
     """A Markdown table."""
     out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]

@@ -1,5 +1,6 @@
 """Writing a module folder (see hub_modules/__init__.py for the layout)."""
 
+import importlib
 import json
 import os
 import shutil
@@ -198,9 +199,7 @@ def write_savedmodels(out_dir, model, extra, seq_length):
         export_preprocessor(tokenizer, os.path.join(out_dir, "preprocessor"), seq_length=seq_length)
     if "serving" in extra:
         spec = extra["serving"]
-        serving.export_serving(model, os.path.join(out_dir, spec["path"]), tokenizer=tokenizer,
-                               labels=spec["labels"], pair=spec["pair"], seq_length=spec["seq_length"],
-                               family=family.name)
+        _export(model, tokenizer, dict(spec, path=os.path.join(out_dir, spec["path"])), family=family.name)
 
 
 def serving_metadata(model, family, labels=None, pair=False, seq_length=128, threshold=0.5):
@@ -324,20 +323,13 @@ def _serving_main(folder, spec):
 
 
 def _export(model, tokenizer, spec, family=None):
-    if spec.get("question_answering"):
-        from keras_pretrain.tasks.question_answering import serving as qa_serving
-
-        qa_serving.export_qa_serving(model, spec["path"], tokenizer, **spec["options"])
-    elif spec.get("token_classification"):
-        from keras_pretrain.tasks.token_classification import serving as tagging_serving
-
-        tagging_serving.export_tagging_serving(model, spec["path"], tokenizer, spec["labels"], **spec["options"])
-    elif spec.get("multiple_choice"):
-        choice_serving.export_choice_serving(model, spec["path"], tokenizer=tokenizer, seq_length=spec["seq_length"],
-                                             family=family)
-    else:
-        serving.export_serving(model, spec["path"], tokenizer=tokenizer, labels=spec["labels"], pair=spec["pair"],
-                               seq_length=spec["seq_length"], family=family, threshold=spec.get("threshold", 0.5))
+    """The serving SavedModel `spec` describes, written by the module the task names (`serving_module`: each task
+    folder's `serving.write_from_spec`)."""
+    writer = getattr(model, "serving_module", None)
+    if writer is None:
+        raise ModuleExportError(f"{spec['path']}: {type(model).__name__} names no serving writer (serving_module); "
+                                "only fine-tuned tasks have a strings-in serving model.")
+    importlib.import_module(writer).write_from_spec(model, tokenizer, spec, family=family)
 
 
 def _main(out_dir, seq_length, extra):

@@ -17,8 +17,8 @@ PACKAGES = ("keras_pretrain", "hub_modules", "recipes")
 
 # Bottom to top. A module's layer is that of the first pattern it matches (fnmatch on the dotted name).
 LAYERS = (
-    ("base", ("keras_pretrain.errors", "keras_pretrain.text", "keras_pretrain.casing", "keras_pretrain.optimizers",
-              "keras_pretrain.distribute.precision")),
+    ("base", ("keras_pretrain.errors", "keras_pretrain.lazy", "keras_pretrain.text", "keras_pretrain.casing",
+              "keras_pretrain.optimizers", "keras_pretrain.distribute.precision")),
     ("layers", ("keras_pretrain.layers", "keras_pretrain.layers.*", "keras_pretrain.losses")),
     # The registry and the behaviour objects a Family holds (packing, TF-Hub contract base, summaries).
     ("registry", ("keras_pretrain.families", "keras_pretrain.data.packing", "keras_pretrain.export.contracts",

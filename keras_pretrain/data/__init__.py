@@ -4,6 +4,7 @@ The pure-Python parts (corpus, instances, masking) are importable without Tensor
 the TFRecord functions and `pretraining_dataset` import it when first used.
 """
 
+from keras_pretrain import lazy
 from keras_pretrain.data.corpus import CorpusStats, expand_paths, read_documents, split_sentences
 from keras_pretrain.data.features import FEATURE_NAMES, instance_to_features, instances_to_arrays
 from keras_pretrain.data.instances import (
@@ -44,9 +45,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name):
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'keras_pretrain.data' has no attribute {name!r}")
+__getattr__ = lazy.attributes(__name__, _LAZY)

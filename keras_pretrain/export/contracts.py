@@ -33,6 +33,7 @@ All integer inputs are [B, T] int32; masks are 1 for real tokens.
 import keras
 from keras import ops
 
+from keras_pretrain import lazy
 from keras_pretrain.export import tracing
 
 TASK_IDS = "input_task_ids"
@@ -304,10 +305,4 @@ _MOVED = {
 }
 
 
-def __getattr__(name):
-    if name in _MOVED:
-        import importlib
-
-        module, attribute = _MOVED[name].split(":")
-        return getattr(importlib.import_module(module), attribute)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy.attributes(__name__, _MOVED)

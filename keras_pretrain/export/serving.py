@@ -9,6 +9,7 @@ Each task writes its own graph, in its folder: a sequence classifier's
 `export_choice_serving`, `head_outputs`, `num_classes_of`, ...: imported from their task's folder when first used).
 """
 
+from keras_pretrain import lazy
 from keras_pretrain.export.tracing import set_variables
 from keras_pretrain.export.tracing import tracing_context
 
@@ -30,12 +31,7 @@ _MOVED = {
 }
 
 
-def __getattr__(name):
-    if name in _MOVED:
-        import importlib
-
-        return getattr(importlib.import_module(_MOVED[name]), name)
-    raise AttributeError(f"module 'keras_pretrain.export.serving' has no attribute {name!r}")
+__getattr__ = lazy.attributes(__name__, _MOVED)
 
 
 def is_classifier(model):

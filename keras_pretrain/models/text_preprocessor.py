@@ -13,6 +13,7 @@ ids, word boundaries) all ask the family's preprocessor (`Family.preprocessor_cl
   no tokenizer.
 """
 
+from keras_pretrain import lazy
 from keras_pretrain.errors import ConfigError
 from keras_pretrain.models import pieces
 from keras_pretrain.models.pieces import BPE_SPACES  # noqa: F401 (re-exported)
@@ -212,9 +213,4 @@ _MOVED = {
 }
 
 
-def __getattr__(name):
-    if name in _MOVED:
-        import importlib
-
-        return getattr(importlib.import_module(_MOVED[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy.attributes(__name__, _MOVED)

@@ -237,3 +237,32 @@ def test_registry_has_every_preset(tmp_path, monkeypatch):
     assert hub_modules.resolve(presets[0]) == str(tmp_path / presets[0])
     # Paths and unknown names are returned as they are (read_metadata then says what is wrong).
     assert hub_modules.resolve(str(tmp_path / "nope")) == str(tmp_path / "nope")
+
+
+@pytest.mark.one_backend
+def test_each_task_names_its_serving_writer():
+    """The export asks the task which module writes its serving graph (`serving_module`), not a dict key; each
+    module has the one entry point `write_from_spec`."""
+    import importlib
+
+    from keras_pretrain.models.gpt import GPTClassifier
+    from keras_pretrain.tasks import BeamQuestionAnswering
+    from keras_pretrain.tasks import ElmoTagger
+    from keras_pretrain.tasks import MultipleChoice
+    from keras_pretrain.tasks import SequenceClassifier
+    from keras_pretrain.tasks import SpanQuestionAnswering
+    from keras_pretrain.tasks import TokenClassifier
+
+    expected = {
+        SequenceClassifier: "classification", MultipleChoice: "multiple_choice", TokenClassifier:
+        "token_classification", ElmoTagger: "token_classification", SpanQuestionAnswering: "question_answering",
+        BeamQuestionAnswering: "question_answering",
+    }
+    for cls, task in expected.items():
+        assert cls.serving_module == f"keras_pretrain.tasks.{task}.serving", cls
+        assert callable(importlib.import_module(cls.serving_module).write_from_spec)
+    gpt = GPTClassifier.__new__(GPTClassifier)
+    gpt.task = "multiple_choice"
+    assert gpt.serving_module == "keras_pretrain.tasks.multiple_choice.serving"
+    gpt.task = "entailment"
+    assert gpt.serving_module == "keras_pretrain.tasks.classification.serving"

@@ -87,6 +87,14 @@ class GPTClassifier(TaskMixin, keras_hub.models.TextClassifier):
     backbone_cls = GPTBackbone
     preprocessor_cls = None  # `GPTPreprocessor`, set in the package (it imports `transform_inputs` from here)
 
+    @property
+    def serving_module(self):
+        """The module that writes this task's serving SavedModel: the multiple-choice one for the double-heads
+        task, the classifier's otherwise."""
+        if self.task == "multiple_choice":
+            return "keras_pretrain.tasks.multiple_choice.serving"
+        return "keras_pretrain.tasks.classification.serving"
+
     def __init__(
         self,
         backbone,

@@ -3,6 +3,7 @@ files (`glue`: the authors' processors), their features (`features`: the authors
 (`submission`), the metrics (`metrics`: GLUE's, NumPy and Keras) and the serving SavedModel (`serving`: strings in,
 labels out; TensorFlow, imported when first used)."""
 
+from keras_pretrain import lazy
 from keras_pretrain.tasks.classification import features
 from keras_pretrain.tasks.classification import glue
 from keras_pretrain.tasks.classification import metrics
@@ -41,10 +42,4 @@ from keras_pretrain.tasks.classification.submission import write_submission
 _SERVING = ("serving", "export_serving", "head_outputs", "num_classes_of", "outputs_of", "text_inputs")
 
 
-def __getattr__(name):
-    if name in _SERVING:
-        import importlib
-
-        serving = importlib.import_module("keras_pretrain.tasks.classification.serving")
-        return serving if name == "serving" else getattr(serving, name)
-    raise AttributeError(f"module 'keras_pretrain.tasks.classification' has no attribute {name!r}")
+__getattr__ = lazy.attributes(__name__, lazy.from_module("keras_pretrain.tasks.classification.serving", _SERVING))

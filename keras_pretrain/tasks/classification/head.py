@@ -68,6 +68,8 @@ class SequenceClassifier(TaskMixin, keras_hub.models.TextClassifier):
     """
 
     backbone_cls = None  # any registered family's backbone (the named subclasses set theirs)
+    # The module that writes this task's strings-in serving SavedModel (`write_from_spec`).
+    serving_module = "keras_pretrain.tasks.classification.serving"
     preprocessor_cls = None
 
     def __init__(self, backbone, num_classes, preprocessor=None, dropout=None, trainable_backbone=False,

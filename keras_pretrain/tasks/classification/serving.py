@@ -134,3 +134,9 @@ def export_serving(classifier, path, tokenizer=None, labels=None, pair=False, se
                             getattr(classifier, "problem_type", None), threshold)
 
     return save_serving_model(tf, root, classifier, serve, specs, path)
+
+
+def write_from_spec(model, tokenizer, spec, family=None):
+    """The serving SavedModel that `spec` (metadata.json's `serving` entry) describes (`export_serving`)."""
+    return export_serving(model, spec["path"], tokenizer=tokenizer, labels=spec["labels"], pair=spec["pair"],
+                          seq_length=spec["seq_length"], family=family, threshold=spec.get("threshold", 0.5))

@@ -2,6 +2,7 @@
 family's multiple-choice task), the SWAG and RACE files and their features (`data`) and the serving SavedModel
 (`serving`: a context and its endings in, the choice out; TensorFlow, imported when first used)."""
 
+from keras_pretrain import lazy
 from keras_pretrain.tasks.multiple_choice import data
 from keras_pretrain.tasks.multiple_choice.data import ChoiceExample
 from keras_pretrain.tasks.multiple_choice.data import ChoiceFeatures
@@ -17,10 +18,4 @@ from keras_pretrain.tasks.multiple_choice.head import for_backbone
 _SERVING = ("serving", "CHOICE_OUTPUTS", "choice_inputs", "export_choice_serving", "is_multiple_choice")
 
 
-def __getattr__(name):
-    if name in _SERVING:
-        import importlib
-
-        serving = importlib.import_module("keras_pretrain.tasks.multiple_choice.serving")
-        return serving if name == "serving" else getattr(serving, name)
-    raise AttributeError(f"module 'keras_pretrain.tasks.multiple_choice' has no attribute {name!r}")
+__getattr__ = lazy.attributes(__name__, lazy.from_module("keras_pretrain.tasks.multiple_choice.serving", _SERVING))

@@ -41,6 +41,9 @@ class MultipleChoice(SequenceClassifier):
     builds the family's multiple-choice task (GPT-1's is `GPTClassifier(task="multiple_choice")`).
     """
 
+    # The module that writes this task's strings-in serving SavedModel (`write_from_spec`).
+    serving_module = "keras_pretrain.tasks.multiple_choice.serving"
+
     def __init__(self, backbone, num_choices=None, preprocessor=None, dropout=None, **kwargs):
         from keras_pretrain import families
 

@@ -77,3 +77,8 @@ def export_choice_serving(model, path, tokenizer=None, seq_length=128, family=No
                 "choice": tf.argmax(logits, axis=-1, output_type=tf.int32)}
 
     return save_serving_model(tf, root, model, serve, specs, path)
+
+
+def write_from_spec(model, tokenizer, spec, family=None):
+    """The serving SavedModel that `spec` (metadata.json's `serving` entry) describes (`export_choice_serving`)."""
+    return export_choice_serving(model, spec["path"], tokenizer=tokenizer, seq_length=spec["seq_length"], family=family)

@@ -60,6 +60,9 @@ class BeamQuestionAnswering(SubclassedTask):
         dropout: on the answer-class feature (the authors' `dropout_prob` / `FLAGS.dropout`, 0.1).
     """
 
+    # The module that writes this task's strings-in serving SavedModel (`write_from_spec`).
+    serving_module = "keras_pretrain.tasks.question_answering.serving"
+
     def __init__(self, backbone, preprocessor=None, start_n_top=5, end_n_top=5, cls_position=None, dropout=0.1,
                  **kwargs):
         from keras_pretrain import families

@@ -437,3 +437,8 @@ def check_model(model, layout, version_2_with_negative):
                           f"model (BeamQuestionAnswering) for v2.0; got {type(model).__name__} with "
                           f"version_2_with_negative={bool(version_2_with_negative)}.")
     return beam
+
+
+def write_from_spec(model, tokenizer, spec, family=None):
+    """The serving SavedModel that `spec` describes (`export_qa_serving` with its `options`)."""
+    return export_qa_serving(model, spec["path"], tokenizer, **spec["options"])

@@ -67,6 +67,8 @@ class SpanQuestionAnswering(TaskMixin, keras_hub.models.Task):
     """
 
     backbone_cls = None
+    # The module that writes this task's strings-in serving SavedModel (`write_from_spec`).
+    serving_module = "keras_pretrain.tasks.question_answering.serving"
     preprocessor_cls = None
 
     def __init__(self, backbone, preprocessor=None, dropout=0.0, **kwargs):

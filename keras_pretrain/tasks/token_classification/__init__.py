@@ -3,6 +3,7 @@ and its `crf`), CoNLL files (`conll`), the sub-word features of words and their 
 alignment in `alignment`), the entity-level metrics (`metrics`) and the serving SavedModel (`serving`: text in,
 entities out; TensorFlow, imported when first used)."""
 
+from keras_pretrain import lazy
 from keras_pretrain.tasks.token_classification import alignment
 from keras_pretrain.tasks.token_classification import conll
 from keras_pretrain.tasks.token_classification import features
@@ -34,10 +35,4 @@ from keras_pretrain.tasks.token_classification.metrics import split_tag
 _SERVING = ("serving", "export_tagging_serving")
 
 
-def __getattr__(name):
-    if name in _SERVING:
-        import importlib
-
-        serving = importlib.import_module("keras_pretrain.tasks.token_classification.serving")
-        return serving if name == "serving" else getattr(serving, name)
-    raise AttributeError(f"module 'keras_pretrain.tasks.token_classification' has no attribute {name!r}")
+__getattr__ = lazy.attributes(__name__, lazy.from_module("keras_pretrain.tasks.token_classification.serving", _SERVING))

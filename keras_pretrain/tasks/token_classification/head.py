@@ -68,6 +68,9 @@ class TaggingMixin(TaskMixin):
     """What the taggers share: a feature dict with `labels` (or `label_ids`) `[B, T]` trains them; the family's
     fine-tuning optimizer."""
 
+    # The module that writes the taggers' strings-in serving SavedModel (`write_from_spec`).
+    serving_module = "keras_pretrain.tasks.token_classification.serving"
+
     def _config(self):
         return {}
 

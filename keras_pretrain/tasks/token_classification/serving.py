@@ -252,3 +252,8 @@ def export_tagging_serving(model, path, tokenizer, labels, seq_length=128, overl
 
     specs = [tf.TensorSpec([None], tf.string, name="text")]
     return save_serving_model(tf, root, model, serve, specs, path)
+
+
+def write_from_spec(model, tokenizer, spec, family=None):
+    """The serving SavedModel that `spec` describes (`export_tagging_serving` with its labels and `options`)."""
+    return export_tagging_serving(model, spec["path"], tokenizer, spec["labels"], **spec["options"])
