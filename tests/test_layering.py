@@ -34,7 +34,7 @@ LAYERS = (
                 "keras_pretrain.models.backbone", "keras_pretrain.models.task",
                 "keras_pretrain.models.masked_lm", "keras_pretrain.models.block_weights",
                 "keras_pretrain.models.special_tokens", "keras_pretrain.models.sentencepiece_text",
-                "keras_pretrain.models.preprocessing", "keras_pretrain.models.presets", "keras_pretrain.checkpoints.*",
+                "keras_pretrain.models.preset_preprocessor", "keras_pretrain.models.presets", "keras_pretrain.checkpoints.*",
                 "keras_pretrain.checkpoints")),
     # Pretraining data, generic SavedModel writing, distribution engines.
     ("data and export", ("keras_pretrain.data", "keras_pretrain.data.*", "keras_pretrain.export",

@@ -169,7 +169,7 @@ def test_special_tokens_in_strings_reads_them_as_ids(family, tmp_path):
 def test_special_tokens_in_strings_in_an_exported_preprocessor(family, tmp_path):
     import tensorflow as tf
 
-    from keras_pretrain.export.preprocessors import export_preprocessor
+    from keras_pretrain.export.preprocessor_savedmodel import export_preprocessor
 
     parsing = parsing_copy(TOKENIZERS[family](tmp_path))
     mask = PARSING[family]

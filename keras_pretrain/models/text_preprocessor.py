@@ -2,7 +2,7 @@
 text path uses (formerly `keras_pretrain.tasks.preprocessing`, which still re-exports it).
 
 `recipes.finetune` (NumPy inputs for `fit`), the serving SavedModels (`keras_pretrain.export.serving`: the
-same packing in-graph) and the TF-Hub preprocessor SavedModels (`keras_pretrain.export.preprocessors`: special
+same packing in-graph) and the TF-Hub preprocessor SavedModels (`keras_pretrain.export.preprocessor_savedmodel`: special
 ids, word boundaries) all ask the family's preprocessor (`Family.preprocessor_class(family, tokenizer)`):
 
 - `TextPreprocessor`: in-graph tokenizers (WordPiece, SentencePiece, byte-level BPE) with an in-graph packing

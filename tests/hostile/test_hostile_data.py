@@ -373,7 +373,7 @@ def served(tmp_path_factory):
     import tensorflow as tf
     import tensorflow_text  # noqa: F401 (the tokenizer's ops)
 
-    from keras_pretrain.export.preprocessors import export_preprocessor
+    from keras_pretrain.export.preprocessor_savedmodel import export_preprocessor
     from keras_pretrain.tasks.classification.serving import export_serving
     from tests.tasks.classification.test_serving import LABELS
     from tests.tasks.classification.test_serving import SEQ_LENGTH

@@ -103,7 +103,7 @@ def test_special_tokens_dict(hub_module, family):
 
 def test_special_tokens_dict_leaves_out_missing_tokens():
     """As TF-Hub's: a token the vocabulary lacks has no entry (keras-hub tokenizers all hold a mask)."""
-    from keras_pretrain.export.preprocessors import special_tokens_dict
+    from keras_pretrain.export.preprocessor_savedmodel import special_tokens_dict
 
     assert special_tokens_dict({"cls": 2, "sep": 3, "pad": 0, "mask": -1}, 7) == {
         "vocab_size": 7, "start_of_sequence_id": 2, "end_of_segment_id": 3, "padding_id": 0}

@@ -32,8 +32,8 @@ each, the pieces between preprocessed and encoded one by one).
 import keras
 import keras_hub
 
-from keras_pretrain.models.preprocessing import PresetPreprocessorMixin
-from keras_pretrain.models.preprocessing import preprocessing_function
+from keras_pretrain.models.preset_preprocessor import PresetPreprocessorMixin
+from keras_pretrain.models.preset_preprocessor import preprocessing_function
 from keras_pretrain.models.sentencepiece_text import COMBINING
 from keras_pretrain.models.sentencepiece_text import ReloadsSentencePiece
 from keras_pretrain.models.sentencepiece_text import lower_utf8  # noqa: F401 - re-exported

@@ -42,8 +42,8 @@ import keras_hub
 # punctuation split) has no public form; `_tokenize_tf` below runs it after BERT's own normalisation.
 from keras_hub.src.tokenizers.word_piece_tokenizer import pretokenize
 
-from keras_pretrain.models.preprocessing import PresetPreprocessorMixin
-from keras_pretrain.models.preprocessing import preprocessing_function
+from keras_pretrain.models.preset_preprocessor import PresetPreprocessorMixin
+from keras_pretrain.models.preset_preprocessor import preprocessing_function
 from keras_pretrain.models.special_tokens import present_special_tokens
 from keras_pretrain.models.special_tokens import tokenize_around_special_tokens
 

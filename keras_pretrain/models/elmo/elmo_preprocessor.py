@@ -7,8 +7,8 @@ import keras_hub
 
 from keras_pretrain.models.elmo.elmo_backbone import ElmoBackbone
 from keras_pretrain.models.elmo.elmo_tokenizer import ElmoCharacterMapper
-from keras_pretrain.models.preprocessing import preprocessing_function
-from keras_pretrain.models.preprocessing import sequence_length_property
+from keras_pretrain.models.preset_preprocessor import preprocessing_function
+from keras_pretrain.models.preset_preprocessor import sequence_length_property
 # private helper: an RE2 class of the code points where a Python predicate holds (this Python's Unicode tables).
 from keras_pretrain.models.sentencepiece_text import _char_class
 from keras_pretrain.models.sentencepiece_text import python_classes

@@ -9,8 +9,8 @@ are re-exported).
 
 import keras
 
-from keras_pretrain.models.preprocessing import PreprocessingLayer
-from keras_pretrain.models.preprocessing import preprocessing_function
+from keras_pretrain.models.preset_preprocessor import PreprocessingLayer
+from keras_pretrain.models.preset_preprocessor import preprocessing_function
 from keras_pretrain.text import BOS_CHAR  # noqa: F401 - re-exported
 from keras_pretrain.text import BOW_CHAR  # noqa: F401 - re-exported
 from keras_pretrain.text import EOS_CHAR  # noqa: F401 - re-exported

@@ -22,8 +22,8 @@ from keras_pretrain.errors import ConfigError
 from keras_pretrain.models.gpt.gpt_backbone import GPTBackbone
 from keras_pretrain.models.gpt.gpt_inputs import transform_inputs
 from keras_pretrain.models.gpt.gpt_tokenizer import GPTTokenizer
-from keras_pretrain.models.preprocessing import check_file_exists
-from keras_pretrain.models.preprocessing import preprocessing_function
+from keras_pretrain.models.preset_preprocessor import check_file_exists
+from keras_pretrain.models.preset_preprocessor import preprocessing_function
 
 try:
     import tensorflow as tf

@@ -3,9 +3,9 @@
 import keras
 import keras_hub
 
-from keras_pretrain.models.preprocessing import PresetPreprocessorMixin
-from keras_pretrain.models.preprocessing import check_file_exists
-from keras_pretrain.models.preprocessing import get_preset_loader
+from keras_pretrain.models.preset_preprocessor import PresetPreprocessorMixin
+from keras_pretrain.models.preset_preprocessor import check_file_exists
+from keras_pretrain.models.preset_preprocessor import get_preset_loader
 from keras_pretrain.models.roberta.roberta_backbone import RobertaBackbone
 from keras_pretrain.models.roberta.roberta_tokenizer import RobertaTokenizer
 

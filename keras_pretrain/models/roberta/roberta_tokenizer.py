@@ -13,7 +13,7 @@ import keras
 import keras_hub
 import numpy as np
 
-from keras_pretrain.models.preprocessing import preprocessing_function
+from keras_pretrain.models.preset_preprocessor import preprocessing_function
 from keras_pretrain.models.roberta.gpt2_unicode import LETTERS
 from keras_pretrain.models.roberta.gpt2_unicode import NUMBERS
 from keras_pretrain.models.roberta.gpt2_unicode import WHITESPACE

@@ -3,9 +3,9 @@
 import keras
 import keras_hub
 
-from keras_pretrain.models.preprocessing import PresetPreprocessorMixin
-from keras_pretrain.models.preprocessing import preprocessing_function
-from keras_pretrain.models.preprocessing import sequence_length_property
+from keras_pretrain.models.preset_preprocessor import PresetPreprocessorMixin
+from keras_pretrain.models.preset_preprocessor import preprocessing_function
+from keras_pretrain.models.preset_preprocessor import sequence_length_property
 from keras_pretrain.models.xlnet.xlnet_backbone import XLNetBackbone
 from keras_pretrain.models.xlnet.xlnet_tokenizer import XLNetTokenizer
 

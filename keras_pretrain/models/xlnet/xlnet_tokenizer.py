@@ -44,7 +44,7 @@ token last, segment ids 0 / 1 / 2) and padded on the left
 import keras
 import keras_hub
 
-from keras_pretrain.models.preprocessing import preprocessing_function
+from keras_pretrain.models.preset_preprocessor import preprocessing_function
 from keras_pretrain.models.sentencepiece_text import COMBINING
 from keras_pretrain.models.sentencepiece_text import ReloadsSentencePiece
 from keras_pretrain.models.sentencepiece_text import normalize
