@@ -199,44 +199,45 @@ def report(by, quick):
         targets.append(("Static data: Beam DirectRunner 2 workers >= 1.7x 1 worker (instances/s after start-up)",
                         f"{speedup:.2f}x ({beam2['instances_per_s'] / beam1['instances_per_s']:.2f}x with "
                         f"start-up{bound})", speedup >= 1.7))
-    m = by.get(("corpus", "memory"))
+
+    def measured(label, title):
+        """The result labelled `label` if it measured; a failed one becomes a section `title` with its problem."""
+        r = by.get(("corpus", label))
+        problem = failed(r) if r is not None else None
+        if problem:
+            sections.append(f"### {title}\n\n{problem}")
+        return None if problem else r
+
+    m = measured("memory", "Memory at corpus scale")
     if m is not None:
-        problem = failed(m)
-        if problem:
-            sections.append(f"### Memory at corpus scale\n\n{problem}")
-        else:
-            c, one = m["corpus"], m["one_shard"]
-            sections.append(
-                f"### Memory at corpus scale (in-process, dupe {m['dupe_factor']})\n\n" + table(
-                    ["input", "MB", "instances", "wall s", "peak RSS MB"],
-                    [["first shard alone", fmt(one["input_mb"], 1), fmt(one["instances"]), fmt(one["wall_s"], 1),
-                      fmt(one["peak_rss_mb"])],
-                     [f"whole corpus ({m['shards']} shards)", fmt(c["input_mb"]), fmt(c["instances"]),
-                      fmt(c["wall_s"], 1), fmt(c["peak_rss_mb"])]]))
-            targets.append((f"Static data: peak RSS < 1 GB on a {c['input_mb']:.0f} MB corpus (in-process)",
-                            f"{c['peak_rss_mb']:.0f} MB (one shard: {one['peak_rss_mb']:.0f} MB)",
-                            c["peak_rss_mb"] < 1024))
-    d = by.get(("corpus", "dynamic feed"))
+        c, one = m["corpus"], m["one_shard"]
+        sections.append(
+            f"### Memory at corpus scale (in-process, dupe {m['dupe_factor']})\n\n" + table(
+                ["input", "MB", "instances", "wall s", "peak RSS MB"],
+                [["first shard alone", fmt(one["input_mb"], 1), fmt(one["instances"]), fmt(one["wall_s"], 1),
+                  fmt(one["peak_rss_mb"])],
+                 [f"whole corpus ({m['shards']} shards)", fmt(c["input_mb"]), fmt(c["instances"]),
+                  fmt(c["wall_s"], 1), fmt(c["peak_rss_mb"])]]))
+        targets.append((f"Static data: peak RSS < 1 GB on a {c['input_mb']:.0f} MB corpus (in-process)",
+                        f"{c['peak_rss_mb']:.0f} MB (one shard: {one['peak_rss_mb']:.0f} MB)",
+                        c["peak_rss_mb"] < 1024))
+    d = measured("dynamic feed", "Dynamic input pipeline")
     if d is not None:
-        problem = failed(d)
-        if problem:
-            sections.append(f"### Dynamic input pipeline\n\n{problem}")
-        else:
-            sections.append(
-                f"### Dynamic input pipeline (TFRecord shards, interleave, masked in the graph; batch {d['batch']}, "
-                f"seq {d['seq']})\n\n" + table(
-                    ["what", "sequences/s", "x the step's consumption"],
-                    [["pretraining_dataset(dynamic=True), local", fmt(d["local_seq_per_s"]),
-                      f"{d['local_seq_per_s'] / d['step_seq_per_s']:.1f}x"],
-                     ["the same through a localhost tf.data service (1 worker)", fmt(d["service_seq_per_s"]),
-                      f"{d['service_seq_per_s'] / d['step_seq_per_s']:.1f}x"],
-                     [f"BERT-{d['shape']} MLM training step (ours, TensorFlow, this machine)",
-                      fmt(d["step_seq_per_s"], 1), "1x"]])
-                + f"\n\nAt 5x, the slower of the two input rates keeps fed any step that takes more than "
-                  f"{5 * d['batch'] / min(d['local_seq_per_s'], d['service_seq_per_s']) * 1000:.1f} ms per batch of "
-                  f"{d['batch']}, measured alone on this machine's 2 cores.")
-            for name, key in (("local", "local_seq_per_s"), ("tf.data service", "service_seq_per_s")):
-                x = d[key] / d["step_seq_per_s"]
-                targets.append((f"Dynamic input ({name}) >= 5x a BERT-{d['shape']} step's consumption",
-                                f"{x:.1f}x", x >= 5.0))
+        sections.append(
+            f"### Dynamic input pipeline (TFRecord shards, interleave, masked in the graph; batch {d['batch']}, "
+            f"seq {d['seq']})\n\n" + table(
+                ["what", "sequences/s", "x the step's consumption"],
+                [["pretraining_dataset(dynamic=True), local", fmt(d["local_seq_per_s"]),
+                  f"{d['local_seq_per_s'] / d['step_seq_per_s']:.1f}x"],
+                 ["the same through a localhost tf.data service (1 worker)", fmt(d["service_seq_per_s"]),
+                  f"{d['service_seq_per_s'] / d['step_seq_per_s']:.1f}x"],
+                 [f"BERT-{d['shape']} MLM training step (ours, TensorFlow, this machine)",
+                  fmt(d["step_seq_per_s"], 1), "1x"]])
+            + f"\n\nAt 5x, the slower of the two input rates keeps fed any step that takes more than "
+              f"{5 * d['batch'] / min(d['local_seq_per_s'], d['service_seq_per_s']) * 1000:.1f} ms per batch of "
+              f"{d['batch']}, measured alone on this machine's 2 cores.")
+        for name, key in (("local", "local_seq_per_s"), ("tf.data service", "service_seq_per_s")):
+            x = d[key] / d["step_seq_per_s"]
+            targets.append((f"Dynamic input ({name}) >= 5x a BERT-{d['shape']} step's consumption",
+                            f"{x:.1f}x", x >= 5.0))
     return sections, targets

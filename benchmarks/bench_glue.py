@@ -24,8 +24,9 @@ import time
 
 import numpy as np
 
-from benchmarks.bench_qa import _dims, _hf_config, _trainable
-from benchmarks.harness import same_params, set_threads, step_report, time_steps
+from benchmarks.bench_qa import _dims, _hf_config, _hf_side, _hf_train_step, _our_train_step, _step_result
+from benchmarks.bench_qa import _trainable
+from benchmarks.harness import same_params, step_report, time_steps, with_threads
 
 TASKS = ("regression", "multiple_choice")
 CHOICES = 4  # SWAG's and RACE's
@@ -87,14 +88,10 @@ def glue_step(task="regression", shape="base", batch=None, seq=128, rounds=5, th
     if task not in TASKS:
         raise ValueError(f"task must be one of {TASKS}, got {task!r}")
     batch = batch or (8 if task == "regression" else 2)
-    settings, restore = set_threads(threads)
-    try:
-        return _glue_step(task, shape, batch, seq, rounds, settings)
-    finally:
-        restore()
+    return with_threads(threads, _glue_step, task, shape, batch, seq, rounds)
 
 
-def _glue_step(task, shape, batch, seq, rounds, settings):
+def _glue_step(settings, task, shape, batch, seq, rounds):
     import keras
     import torch
     import transformers as t
@@ -104,19 +101,14 @@ def _glue_step(task, shape, batch, seq, rounds, settings):
     d = _dims(shape)
     x, labels = glue_batch(task, batch, seq, d["V"])
     sequences = batch * (CHOICES if task == "multiple_choice" else 1)
-    result = {"task": task, "backend": keras.config.backend(), "shape": shape, "dims": d, "batch": batch,
-              "seq": seq, "sequences": sequences, "rounds": rounds, "threads": settings, "dropout": 0.1,
-              "optimizer": "AdamW(lr 1e-4, weight decay 0.01)", "dtype": "float32"}
+    result = {"task": task, **_step_result(shape, d, batch, seq, rounds, settings, sequences=sequences)}
 
     # Ours: the task's default loss (MSE / softmax cross-entropy over the choices), no metrics.
     keras.utils.set_random_seed(0)
     begin = time.perf_counter()
     model = _our_task(task, d)
     model.compile(optimizer=AdamW(1e-4, weight_decay=0.01), loss=model.default_compile_args()["loss"], metrics=None)
-
-    def ours():
-        return float(model.train_on_batch(x, labels, return_dict=True)["loss"])
-
+    ours = _our_train_step(model, x, labels)
     result["ours"] = {"params": _trainable(model), "build_s": time.perf_counter() - begin}
 
     # transformers.
@@ -128,23 +120,9 @@ def _glue_step(task, shape, batch, seq, rounds, settings):
         hf = t.BertForSequenceClassification(config)
     else:
         hf = t.BertForMultipleChoice(config)
-    hf.train()
-    optimizer = torch.optim.AdamW([p for p in hf.parameters() if p.requires_grad], lr=1e-4, weight_decay=0.01)
-    inputs = {"input_ids": torch.from_numpy(x["token_ids"].astype("int64")),
-              "token_type_ids": torch.from_numpy(x["segment_ids"].astype("int64")),
-              "attention_mask": torch.from_numpy(x["padding_mask"].astype("int64")),
-              "labels": torch.from_numpy(labels.astype("int64" if task == "multiple_choice" else "float32"))}
-
-    def transformers_():
-        loss = hf(**inputs).loss  # MSELoss on the squeezed logits / CrossEntropyLoss over the choices
-        loss.backward()
-        optimizer.step()
-        optimizer.zero_grad(set_to_none=True)
-        return float(loss.detach())
-
-    result["transformers"] = {"params": int(sum(p.numel() for p in hf.parameters() if p.requires_grad)),
-                              "build_s": time.perf_counter() - begin,
-                              "attn_implementation": getattr(hf.config, "_attn_implementation", None)}
+    # its loss: MSELoss on the squeezed logits / CrossEntropyLoss over the choices
+    transformers_ = _hf_train_step(hf, x, labels=labels.astype("int64" if task == "multiple_choice" else "float32"))
+    result["transformers"] = _hf_side(hf, begin)
     notes = [same_params({side: result[side]["params"] for side in ("ours", "transformers")}),
              "ours compiled with its task's default loss and no metrics; transformers computes the loss only"]
     if task == "multiple_choice":

@@ -38,8 +38,9 @@ import time
 
 import numpy as np
 
-from benchmarks.fixtures import ENCODERS, TANH_GELU, TINY, Skip, corpus_lines, write_vocab
+from benchmarks.fixtures import ENCODERS, TANH_GELU, TINY, Skip, corpus_lines, torch_train_step, write_vocab
 from benchmarks.harness import paired, set_threads, step_report, time_steps  # noqa: F401 (paired: re-exported)
+from benchmarks.harness import with_threads
 from benchmarks.harness import ratio_text as _ratio
 from benchmarks.machine import keras_backend, peak_rss_mb
 from benchmarks.report import cases, fmt, table
@@ -82,6 +83,63 @@ def _trainable(model):
     return int(sum(np.prod(v.shape) for v in seen.values()))
 
 
+# --- The fine-tuning steps' shared parts (`qa_step`, `bench_tagging.ner_step`, `bench_glue.glue_step`) ----------
+
+
+def _step_result(shape, d, batch, seq, rounds, settings, **extra):
+    """The settings part of a fine-tuning step's result (`extra`: the case's own keys)."""
+    import keras
+
+    return {"backend": keras.config.backend(), "shape": shape, "dims": d, "batch": batch, "seq": seq, **extra,
+            "rounds": rounds, "threads": settings, "dropout": 0.1, "optimizer": "AdamW(lr 1e-4, weight decay 0.01)",
+            "dtype": "float32"}
+
+
+def _our_train_step(model, x, y):
+    """Ours: `step()`, one `train_on_batch(x, y)` of the compiled `model` (its compiled train step), returning the
+    loss."""
+
+    def ours():
+        return float(model.train_on_batch(x, y, return_dict=True)["loss"])
+
+    return ours
+
+
+def _hf_train_step(hf, x, **labels):
+    """transformers' side: `step()`, the forward of `hf` on the batch `x` (int64 ids, segments, mask) with the
+    `labels` (numpy arrays, in their dtype) giving its loss, backward, a `torch.optim.AdamW(1e-4, weight decay
+    0.01)` step (`fixtures.torch_train_step`: `hf` in training mode); returns the loss."""
+    import torch
+
+    inputs = {"input_ids": torch.from_numpy(x["token_ids"].astype("int64")),
+              "token_type_ids": torch.from_numpy(x["segment_ids"].astype("int64")),
+              "attention_mask": torch.from_numpy(x["padding_mask"].astype("int64")),
+              **{name: torch.from_numpy(value) for name, value in labels.items()}}
+    return torch_train_step(hf, lambda: hf(**inputs).loss)
+
+
+def _hf_side(hf, begin):
+    """transformers' side of the result: trainable params, build time since `begin`, its attention."""
+    return {"params": int(sum(p.numel() for p in hf.parameters() if p.requires_grad)),
+            "build_s": time.perf_counter() - begin,
+            "attn_implementation": getattr(hf.config, "_attn_implementation", None)}
+
+
+def _pooler_note(result, model, head, more=""):
+    """Checks ours = transformers' trainable parameters + BertBackbone's pooler, which `head` never reads
+    (transformers builds none); records the pooler's count in `result["ours"]` and returns the note."""
+    pooler = int(sum(np.prod(v.shape) for v in model.backbone.pooled_dense.trainable_weights))
+    result["ours"]["unused_pooler_params"] = pooler
+    ours, hf_params = result["ours"]["params"], result["transformers"]["params"]
+    if ours - pooler != hf_params:
+        raise AssertionError(f"parameter counts differ: ours {ours:,} - pooler {pooler:,} != "
+                             f"transformers {hf_params:,}")
+    return (f"trainable parameters: ours {ours:,}, transformers {hf_params:,}, the same network plus "
+            f"BertBackbone's pooler ({pooler:,}), which the {head} never reads{more}: on JAX its gradient is zeros "
+            "and AdamW still updates it (weight decay; extra work on our side only), on TensorFlow and PyTorch it "
+            "gets no gradient and Keras skips it")
+
+
 # --- (1) The fine-tuning step ----------------------------------------------------------------------------
 
 
@@ -112,14 +170,10 @@ def qa_step(shape="base", batch=4, seq=384, rounds=5, threads=1):
         {step_s (median), times, first_step_s, build_s, params, loss_first, loss_last}; `vs_transformers`
         {median, min, max, per_round} of transformers step / ours step; notes; peak_rss_mb.
     """
-    settings, restore = set_threads(threads)
-    try:
-        return _qa_step(shape, batch, seq, rounds, settings)
-    finally:
-        restore()
+    return with_threads(threads, _qa_step, shape, batch, seq, rounds)
 
 
-def _qa_step(shape, batch, seq, rounds, settings):
+def _qa_step(settings, shape, batch, seq, rounds):
     import keras
     import torch
     import transformers as t
@@ -128,55 +182,25 @@ def _qa_step(shape, batch, seq, rounds, settings):
 
     d = _dims(shape)
     x, start, end = qa_batch(batch, seq, d["V"])
-    result = {"backend": keras.config.backend(), "shape": shape, "dims": d, "batch": batch, "seq": seq,
-              "rounds": rounds, "threads": settings, "dropout": 0.1, "optimizer": "AdamW(lr 1e-4, weight decay 0.01)",
-              "dtype": "float32"}
-    notes = []
+    result = _step_result(shape, d, batch, seq, rounds, settings)
 
     # Ours.
     keras.utils.set_random_seed(0)
     begin = time.perf_counter()
     model = _our_qa(d)
     model.compile(optimizer=AdamW(1e-4, weight_decay=0.01))  # its default loss: mean of start / end span losses
-    y = {"start_logits": start, "end_logits": end}
-
-    def ours():
-        return float(model.train_on_batch(x, y, return_dict=True)["loss"])
-
-    pooler = int(sum(np.prod(v.shape) for v in model.backbone.pooled_dense.trainable_weights))
-    result["ours"] = {"params": _trainable(model), "build_s": time.perf_counter() - begin,
-                      "unused_pooler_params": pooler}
+    ours = _our_train_step(model, x, {"start_logits": start, "end_logits": end})
+    result["ours"] = {"params": _trainable(model), "build_s": time.perf_counter() - begin}
 
     # transformers.
     torch.manual_seed(0)
     begin = time.perf_counter()
     hf = t.BertForQuestionAnswering(_hf_config(d))  # no pooler (add_pooling_layer=False inside)
-    hf.train()
-    optimizer = torch.optim.AdamW([p for p in hf.parameters() if p.requires_grad], lr=1e-4, weight_decay=0.01)
-    inputs = {"input_ids": torch.from_numpy(x["token_ids"].astype("int64")),
-              "token_type_ids": torch.from_numpy(x["segment_ids"].astype("int64")),
-              "attention_mask": torch.from_numpy(x["padding_mask"].astype("int64")),
-              "start_positions": torch.from_numpy(start.astype("int64")),
-              "end_positions": torch.from_numpy(end.astype("int64"))}
-
-    def transformers_():
-        loss = hf(**inputs).loss  # (start CE + end CE) / 2
-        loss.backward()
-        optimizer.step()
-        optimizer.zero_grad(set_to_none=True)
-        return float(loss.detach())
-
-    hf_params = int(sum(p.numel() for p in hf.parameters() if p.requires_grad))
-    result["transformers"] = {"params": hf_params, "build_s": time.perf_counter() - begin,
-                              "attn_implementation": getattr(hf.config, "_attn_implementation", None)}
+    # its loss: (start CE + end CE) / 2
+    transformers_ = _hf_train_step(hf, x, start_positions=start.astype("int64"), end_positions=end.astype("int64"))
+    result["transformers"] = _hf_side(hf, begin)
     # The same network: ours holds BERT's pooler, which the QA head never reads; transformers builds none.
-    if result["ours"]["params"] - pooler != hf_params:
-        raise AssertionError(f"parameter counts differ: ours {result['ours']['params']:,} - pooler {pooler:,} != "
-                             f"transformers {hf_params:,}")
-    notes.append(f"trainable parameters: ours {result['ours']['params']:,}, transformers {hf_params:,}, the same "
-                 f"network plus BertBackbone's pooler ({pooler:,}), which the QA head never reads: on JAX its "
-                 "gradient is zeros and AdamW still updates it (weight decay; extra work on our side only), on "
-                 "TensorFlow and PyTorch it gets no gradient and Keras skips it")
+    notes = [_pooler_note(result, model, "QA head")]
 
     return time_steps(result, {"ours": ours, "transformers": transformers_}, rounds, batch * seq, notes)
 

@@ -21,8 +21,9 @@ import time
 
 import numpy as np
 
-from benchmarks.bench_qa import _dims, _hf_config, _trainable
-from benchmarks.harness import set_threads, step_report, time_steps
+from benchmarks.bench_qa import _dims, _hf_config, _hf_side, _hf_train_step, _our_train_step, _pooler_note
+from benchmarks.bench_qa import _step_result, _trainable
+from benchmarks.harness import step_report, time_steps, with_threads
 
 CONLL_LABELS = ("O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC", "B-MISC", "I-MISC")
 IGNORE = -100  # transformers' ignore index (keras_pretrain.tasks.token_classification.IGNORE)
@@ -67,14 +68,10 @@ def ner_step(shape="base", batch=8, seq=128, rounds=5, threads=1, num_labels=len
         tokens, per side {step_s (median), times, first_step_s, build_s, params, loss_first, loss_last};
         `vs_transformers` {median, min, max, per_round} of transformers step / ours step; notes; peak_rss_mb.
     """
-    settings, restore = set_threads(threads)
-    try:
-        return _ner_step(shape, batch, seq, rounds, settings, num_labels)
-    finally:
-        restore()
+    return with_threads(threads, _ner_step, shape, batch, seq, rounds, num_labels)
 
 
-def _ner_step(shape, batch, seq, rounds, settings, num_labels):
+def _ner_step(settings, shape, batch, seq, rounds, num_labels):
     import keras
     import torch
     import transformers as t
@@ -84,24 +81,16 @@ def _ner_step(shape, batch, seq, rounds, settings, num_labels):
 
     d = _dims(shape)
     x, labels = ner_batch(batch, seq, d["V"], num_labels)
-    result = {"backend": keras.config.backend(), "shape": shape, "dims": d, "batch": batch, "seq": seq,
-              "num_labels": num_labels, "labelled_tokens": int((labels != IGNORE).sum()), "rounds": rounds,
-              "threads": settings, "dropout": 0.1, "optimizer": "AdamW(lr 1e-4, weight decay 0.01)",
-              "dtype": "float32"}
-    notes = []
+    result = _step_result(shape, d, batch, seq, rounds, settings, num_labels=num_labels,
+                          labelled_tokens=int((labels != IGNORE).sum()))
 
     # Ours.
     keras.utils.set_random_seed(0)
     begin = time.perf_counter()
     model = _our_tagger(d, num_labels)
     model.compile(optimizer=AdamW(1e-4, weight_decay=0.01), loss=TokenLoss(), metrics=None)
-
-    def ours():
-        return float(model.train_on_batch(x, labels, return_dict=True)["loss"])
-
-    pooler = int(sum(np.prod(v.shape) for v in model.backbone.pooled_dense.trainable_weights))
-    result["ours"] = {"params": _trainable(model), "build_s": time.perf_counter() - begin,
-                      "unused_pooler_params": pooler}
+    ours = _our_train_step(model, x, labels)
+    result["ours"] = {"params": _trainable(model), "build_s": time.perf_counter() - begin}
 
     # transformers.
     torch.manual_seed(0)
@@ -109,34 +98,13 @@ def _ner_step(shape, batch, seq, rounds, settings, num_labels):
     config = _hf_config(d)
     config.num_labels = num_labels  # classifier_dropout None: the head's dropout is hidden_dropout_prob (0.1)
     hf = t.BertForTokenClassification(config)  # no pooler (add_pooling_layer=False inside)
-    hf.train()
-    optimizer = torch.optim.AdamW([p for p in hf.parameters() if p.requires_grad], lr=1e-4, weight_decay=0.01)
-    inputs = {"input_ids": torch.from_numpy(x["token_ids"].astype("int64")),
-              "token_type_ids": torch.from_numpy(x["segment_ids"].astype("int64")),
-              "attention_mask": torch.from_numpy(x["padding_mask"].astype("int64")),
-              "labels": torch.from_numpy(labels.astype("int64"))}
-
-    def transformers_():
-        loss = hf(**inputs).loss  # CrossEntropyLoss over the tokens whose label is not -100
-        loss.backward()
-        optimizer.step()
-        optimizer.zero_grad(set_to_none=True)
-        return float(loss.detach())
-
-    hf_params = int(sum(p.numel() for p in hf.parameters() if p.requires_grad))
-    result["transformers"] = {"params": hf_params, "build_s": time.perf_counter() - begin,
-                              "attn_implementation": getattr(hf.config, "_attn_implementation", None)}
+    # its loss: CrossEntropyLoss over the tokens whose label is not -100
+    transformers_ = _hf_train_step(hf, x, labels=labels.astype("int64"))
+    result["transformers"] = _hf_side(hf, begin)
     # The same network: ours holds BERT's pooler, which the token head never reads; transformers builds none.
-    if result["ours"]["params"] - pooler != hf_params:
-        raise AssertionError(f"parameter counts differ: ours {result['ours']['params']:,} - pooler {pooler:,} != "
-                             f"transformers {hf_params:,}")
-    notes.append(f"trainable parameters: ours {result['ours']['params']:,}, transformers {hf_params:,}, the same "
-                 f"network plus BertBackbone's pooler ({pooler:,}), which the token head never reads (BertBackbone "
-                 "has no option to leave it out): on JAX its gradient is zeros and AdamW still updates it (weight "
-                 "decay; extra work on our side only), on TensorFlow and PyTorch it gets no gradient and Keras "
-                 "skips it")
-    notes.append("ours compiled with TokenLoss and no metrics (its default adds TokenAccuracy); transformers "
-                 "computes the loss only")
+    notes = [_pooler_note(result, model, "token head", more=" (BertBackbone has no option to leave it out)"),
+             "ours compiled with TokenLoss and no metrics (its default adds TokenAccuracy); transformers "
+             "computes the loss only"]
 
     return time_steps(result, {"ours": ours, "transformers": transformers_}, rounds, batch * seq, notes)
 

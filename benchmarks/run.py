@@ -392,6 +392,14 @@ def encoder_ceiling(r, matmul_gflops, need=1.2):
     return ceiling_text(gflops / matmul_gflops, need, of)
 
 
+def add_reports(modules, by, quick, sections, targets):
+    """Appends the sections and targets of each group module's `report(by, quick)`, in order."""
+    for module in modules:
+        more_sections, more_targets = module.report(by, quick)
+        sections += more_sections
+        targets += more_targets
+
+
 def build_report(results, args, info, load_start, load_end, started, wall):
     by = {(r["group"], r["label"]): dict(r["result"], load=r["load_1min"]) for r in results}
     sections = []
@@ -519,10 +527,7 @@ def build_report(results, args, info, load_start, load_end, started, wall):
 
     from benchmarks import bench_families, bench_fit
 
-    for module in (bench_families, bench_fit):
-        more_sections, more_targets = module.report(by, args.quick)
-        sections += more_sections
-        targets += more_targets
+    add_reports((bench_families, bench_fit), by, args.quick, sections, targets)
 
     # Encoder inference: ours and transformers in one process per family (issue 45).
     inf_rows, inf_notes = [], {}
@@ -632,41 +637,11 @@ def build_report(results, args, info, load_start, load_end, started, wall):
             ]
     if data_rows:
         sections.append("### Data\n\n" + table(["what", "rate", "unit", "ratio / note"], data_rows))
-    from benchmarks import bench_corpus
-
-    corpus_sections, corpus_targets = bench_corpus.report(by, args.quick)
-    sections += corpus_sections
-    targets += corpus_targets
-    from benchmarks import bench_precision
-
-    precision_sections, precision_targets = bench_precision.report(by, args.quick)
-    sections += precision_sections
-    targets += precision_targets
-    from benchmarks import bench_serving
-
-    serving_sections, serving_targets = bench_serving.report(by, args.quick)
-    sections += serving_sections
-    targets += serving_targets
+    from benchmarks import bench_corpus, bench_glue, bench_precision, bench_qa, bench_serving, bench_tagging
     from benchmarks import bench_task_serving
 
-    task_sections, task_targets = bench_task_serving.report(by, args.quick)
-    sections += task_sections
-    targets += task_targets
-    from benchmarks import bench_qa
-
-    qa_sections, qa_targets = bench_qa.report(by, args.quick)
-    sections += qa_sections
-    targets += qa_targets
-    from benchmarks import bench_tagging
-
-    tagging_sections, tagging_targets = bench_tagging.report(by, args.quick)
-    sections += tagging_sections
-    targets += tagging_targets
-    from benchmarks import bench_glue
-
-    glue_sections, glue_targets = bench_glue.report(by, args.quick)
-    sections += glue_sections
-    targets += glue_targets
+    add_reports((bench_corpus, bench_precision, bench_serving, bench_task_serving, bench_qa, bench_tagging, bench_glue),
+                by, args.quick, sections, targets)
 
     # Targets.
     if targets:

@@ -100,6 +100,15 @@ class Doc:
 # Reading fortune files
 
 
+def source_entries(fortunes_dir: str, name: str, packages: str) -> list[str]:
+    """The entries of the source file `name` of `fortunes_dir`; exits naming the `packages` to install when the
+    file is missing."""
+    path = os.path.join(fortunes_dir, name)
+    if not os.path.exists(path):
+        sys.exit(f"missing {path}: install {packages} (README.md)")
+    return read_entries(path)
+
+
 def read_entries(path: str) -> list[str]:
     """Entries of a strfile source file ('%' lines separate them), cleaned."""
     with open(path, "rb") as f:
@@ -245,10 +254,7 @@ def _greedy(text: str, seps: list[str], lang: str) -> list[str]:
 def english_docs(fortunes_dir: str) -> list[Doc]:
     docs = []
     for name in sorted(EN_FILES):
-        path = os.path.join(fortunes_dir, name)
-        if not os.path.exists(path):
-            sys.exit(f"missing {path}: install fortunes and fortunes-min (README.md)")
-        for entry in read_entries(path):
+        for entry in source_entries(fortunes_dir, name, "fortunes and fortunes-min"):
             doc = english_doc(entry, name)
             if doc is not None:
                 docs.append(doc)
@@ -332,10 +338,7 @@ def zh_poem_docs(fortunes_dir: str) -> list[Doc]:
     """tang300 / song100: title line, author line, then the poem."""
     docs = []
     for name in sorted(ZH_POEM_FILES):
-        path = os.path.join(fortunes_dir, name)
-        if not os.path.exists(path):
-            sys.exit(f"missing {path}: install fortunes-zh (README.md)")
-        for entry in read_entries(path):
+        for entry in source_entries(fortunes_dir, name, "fortunes-zh"):
             lines = entry.split("\n")
             title = collapse_zh(re.sub(r"^题目[:：]", "", lines[0].strip()))
             author = collapse_zh(lines[1].strip()) if len(lines) > 1 else ""
@@ -369,11 +372,8 @@ def zh_mixed_docs(fortunes_dir: str) -> list[Doc]:
     Consecutive one-sentence sayings of the same work are merged into one
     document of up to four sayings, followed by the work's title.
     """
-    path = os.path.join(fortunes_dir, ZH_MIXED_FILE)
-    if not os.path.exists(path):
-        sys.exit(f"missing {path}: install fortunes-zh (README.md)")
     entries = []
-    for entry in read_entries(path):
+    for entry in source_entries(fortunes_dir, ZH_MIXED_FILE, "fortunes-zh"):
         lines = entry.split("\n")
         body, attribution = split_attribution(lines)
         attribution = collapse_zh(attribution)

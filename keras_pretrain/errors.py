@@ -35,3 +35,14 @@ class RunFolderError(KerasPretrainError, ValueError):
     """A run's output folder cannot be used as asked (a file, another run's or a finished run's folder, one a
     live run holds, one that cannot be written, a `--resume-from` with nothing to resume): nothing was written.
     The recipes report it as a usage error (`parser.error`, exit code 2)."""
+
+
+class TaskDataError(CorpusFormatError):
+    """A fine-tuning task's data (a table, a GLUE / SWAG / RACE folder, CoNLL files) is missing or malformed, or
+    cannot train a model (one label only, a label only in the validation rows). The message names the file (and
+    the line) and the problem; `argument` names which of the task's inputs it is (`data`, `validation_data`,
+    `data_dir`, `train_file`, `predict_file`: the recipes report it as `--data: <message>`, a usage error)."""
+
+    def __init__(self, message, argument="data"):
+        super().__init__(message)
+        self.argument = argument

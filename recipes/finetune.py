@@ -33,6 +33,7 @@ import time
 from keras_pretrain import training
 from keras_pretrain.data.packing import GPT
 from keras_pretrain.data.packing import truncate  # noqa: F401 (recipes.finetune.truncate, as before)
+from keras_pretrain.tasks.classification import training as classification
 from recipes import common
 from recipes import finetune_data
 from recipes import finetune_ner
@@ -165,34 +166,12 @@ def run_tokenizer(parser, source, family, lowercase, stated=(None, None)):
     return BertTokenizer(vocabulary=vocab, lowercase=lowercase)
 
 
-def preprocessor(family, tokenizer):
-    """The family's text preprocessor (`keras_pretrain.models.text_preprocessor`): tokenizer + packing."""
-    from keras_pretrain import families
-
-    family = families.get(family)
-    return family.preprocessor_class(family, tokenizer)
-
-
-def attach_keras_preprocessor(model, family, tokenizer, seq_length):
-    """Gives `model` the family's keras-hub preprocessor layer (strings -> inputs, packed as for training), so the
-    saved `classifier.keras` predicts from strings; False where there is none (GPT-1, whose BPE is Python and
-    whose special tokens the recipe added, and multiple choice)."""
-    from keras_pretrain import families
-
-    spec = families.get(family)
-    if not spec.keras_preprocessor or not preprocessor(family, tokenizer).takes_strings or not hasattr(model, "num_classes"):
-        return False
-    cls = spec.keras_preprocessor_class
-    model.preprocessor = cls(sequence_length=seq_length) if tokenizer is None else cls(tokenizer, sequence_length=seq_length)
-    return True
-
-
-def pack(family, segments, special, seq_length):
-    """One row: (token ids, segment ids) in the family's packing, unpadded (segments trimmed round-robin, as
-    the serving SavedModel does)."""
-    from keras_pretrain import families
-
-    return families.get(family).packing.pack_lists(segments, *special, seq_length=seq_length)
+preprocessor = classification.preprocessor  # the family's text preprocessor: tokenizer + packing
+attach_keras_preprocessor = classification.attach_keras_preprocessor
+pack = classification.pack
+authors_style = classification.authors_style
+glue_features = classification.glue_features
+model_inputs = classification.model_inputs
 
 
 def encode(family, tokenizer, columns, seq_length, special=None):
@@ -220,39 +199,6 @@ def export_classifier(classifier, out_path, tokenizer, labels, pair, seq_length,
 
     return export_serving(classifier, out_path, tokenizer=tokenizer, labels=labels, pair=pair,
                           seq_length=seq_length, threshold=threshold)
-
-
-def authors_style(family):
-    """"bert" / "xlnet": the GLUE features of the authors' scripts apply to the family's packing; else None."""
-    from keras_pretrain import families
-    from keras_pretrain.data import packing
-
-    packed = families.get(family).packing
-    return {id(packing.BERT): "bert", id(packing.XLNET): "xlnet"}.get(id(packed))
-
-
-def glue_features(family, tokenizer, data, examples, seq_length):
-    """The authors' GLUE features of `examples` (`keras_pretrain.tasks.classification.features`) for our tokenizer."""
-    from keras_pretrain.tasks.classification import features
-    from keras_pretrain.models.text_preprocessor import token_ids
-
-    texts = sorted({t for e in examples for t in (e.text_a, e.text_b) if t})
-    ids = dict(zip(texts, token_ids(tokenizer, texts)))
-    special = preprocessor(family, tokenizer).special_ids()
-    return features.convert_examples_to_features(examples, data.glue_task, seq_length, ids.__getitem__,
-                                                 authors_style(family), special)
-
-
-def model_inputs(records, style):
-    """Our inputs (`token_ids`, `segment_ids`, `padding_mask`) from the authors' features."""
-    import numpy as np
-
-    from keras_pretrain.tasks.classification import features
-
-    arrays = features.to_arrays(records)
-    mask = arrays["input_mask"]
-    return {"token_ids": arrays["input_ids"].astype("int32"), "segment_ids": arrays["segment_ids"].astype("int32"),
-            "padding_mask": (mask if style == "bert" else 1 - mask).astype("int32")}, np.asarray(arrays["label_ids"])
 
 
 def check_arguments(parser, args):
@@ -311,17 +257,11 @@ def output_folder(parser, args):
 
 
 def write_features_only(parser, family, tokenizer, data, seq_length, out):
-    from keras_pretrain.tasks.classification import features
-
     style = authors_style(family)
     if style is None:
         parser.error(f"--features-only: the authors' GLUE features are BERT-style or XLNet-style; {family}'s "
                      "packing is neither (fine-tune without --features-only)")
-    os.makedirs(out, exist_ok=True)
-    counts = {}
-    for name, examples in (("train", data.train), ("eval", data.valid)):
-        path = os.path.join(out, f"{name}.tf_record")
-        counts[name] = features.write_features(glue_features(family, tokenizer, data, examples, seq_length), path)
+    counts = classification.write_glue_features(family, tokenizer, data, seq_length, out)
     print(f"wrote {counts['train']} train and {counts['eval']} eval records ({style} style, length {seq_length}) "
           f"to {out}")
     return {"features": counts, "style": style, "seq_length": seq_length}
@@ -361,7 +301,7 @@ def _main(argv=None):
     out = output_folder(parser, args)
 
     import keras
-    import tensorflow as tf
+    import tensorflow  # noqa: F401 (loaded before the model, as always)
 
     keras.utils.set_random_seed(args.seed)
     family, backbone, tokenizer = load_pretrained(parser, args.source, args.lowercase)
@@ -372,9 +312,9 @@ def _main(argv=None):
     limit = getattr(backbone, "max_sequence_length", None)
     if args.seq_length is not None and limit and args.seq_length > limit:
         parser.error(f"--seq-length {args.seq_length} exceeds the {limit} positions of the model in {args.source}")
-    seq_length = args.seq_length or min(finetune_tasks.default_seq_length(backbone), limit or 10**9)
+    seq_length = args.seq_length or min(classification.default_seq_length(backbone), limit or 10**9)
     if args.learning_rate is None:
-        args.learning_rate = finetune_tasks.default_learning_rate(backbone)
+        args.learning_rate = classification.default_learning_rate(backbone)
     if args.task in finetune_ner.TASKS:
         return finetune_ner.main(parser, args, out, family, backbone, tokenizer, seq_length,
                                  preprocessor(family, tokenizer))
@@ -390,76 +330,44 @@ def _main(argv=None):
     if data.problem_type == finetune_data.CHOICE and not hasattr(preprocessor(family, tokenizer), "encode_choices"):
         parser.error(f"--task {args.task}: {family} has no multiple-choice task")
     text = preprocessor(family, tokenizer)
-    model, special = finetune_tasks.build_model(text, backbone, data, args.seed)
-    style = authors_style(family) if data.glue_task else None
-    if style:  # the authors' features (their truncation), as --features-only writes them
-        x, _ = model_inputs(glue_features(family, tokenizer, data, data.train, seq_length), style)
-        x_valid, _ = model_inputs(glue_features(family, tokenizer, data, data.valid, seq_length), style)
-    else:
-        x = finetune_tasks.encode(text, data, data.train, seq_length, special)
-        x_valid = finetune_tasks.encode(text, data, data.valid, seq_length, special)
-    names = list(model.input) if isinstance(model.input, dict) else [model.input.name]
-    x, x_valid = ({n: v[n] for n in names} for v in (x, x_valid))  # the inputs this model takes
-    y = finetune_data.label_array(data, data.train)
-    y_valid = finetune_data.label_array(data, data.valid)
+    model, special = classification.build_model(text, backbone, data, args.seed)
+    style = authors_style(family) if data.glue_task else None  # GLUE: the authors' features, as --features-only
 
-    train = tf.data.Dataset.from_tensor_slices((x, y)).shuffle(len(y), seed=args.seed).batch(args.batch_size)
-    valid = tf.data.Dataset.from_tensor_slices((x_valid, y_valid)).batch(args.batch_size)
+    def inputs(examples):  # the inputs this model takes
+        x = classification.task_inputs(family, tokenizer, text, data, examples, seq_length, special, style)
+        return {n: x[n] for n in (list(model.input) if isinstance(model.input, dict) else [model.input.name])}
+
+    x, x_valid = inputs(data.train), inputs(data.valid)
+    y, y_valid = finetune_data.label_array(data, data.train), finetune_data.label_array(data, data.valid)
     model.compile(optimizer=finetune_tasks.optimizer(model, args, len(y)))
     print(f"fine-tuning {family} ({type(backbone).__name__}) on {len(data.train)} + {len(data.valid)} examples "
           f"({args.task}: {data.problem_type}" + (f", {len(data.labels)} labels: {data.labels}" if data.labels else "")
           + f"; rate {args.learning_rate:g}, length {seq_length})")
-
-    def scores(inputs, targets):
-        logits = finetune_tasks.logits_of(model.predict(inputs, batch_size=args.batch_size, verbose=0))
-        return finetune_tasks.task_metrics(data, finetune_tasks.predictions(data, logits, args.threshold), targets)
-
-    before = scores(x_valid, y_valid)
-    baseline = finetune_tasks.baseline(data, y, y_valid)
-    best = finetune_tasks.best_epoch_callback(model, x_valid, y_valid, data, args.threshold, args.batch_size,
-                                              args.patience, args.verbose)
-    model.fit(train, validation_data=valid, epochs=args.epochs, verbose=args.verbose, callbacks=[best])
-    after = scores(x_valid, y_valid)
-    metric = finetune_tasks.selection_metric(data)
+    fitted = classification.fit(model, data, (x, y), (x_valid, y_valid), args.epochs, args.batch_size, args.seed,
+                                args.threshold, args.patience, args.verbose)
+    before, after, baseline, metric = fitted.before, fitted.after, fitted.baseline, fitted.metric
     print(f"validation {metric}: before {before[metric]:.3f}, after {after[metric]:.3f} (best epoch "
-          f"{best.best_epoch}); trivial baseline {baseline[metric]:.3f} ({finetune_tasks.BASELINE[data.problem_type]})")
+          f"{fitted.best_epoch}); trivial baseline {baseline[metric]:.3f} ({classification.BASELINE[data.problem_type]})")
     print("eval results: " + json.dumps(after))
     os.makedirs(out, exist_ok=True)
     training.write_json(os.path.join(out, "eval_results.json"), after)
     keras_path = os.path.join(out, "classifier.keras")
     summary = {"family": family, "task": args.task, "problem_type": data.problem_type, "labels": data.labels,
                "before": before, "after": after, "baseline": baseline, "metric": metric,
-               "best_epoch": best.best_epoch, "epochs": best.history, "rows": len(data.train) + len(data.valid),
+               "best_epoch": fitted.best_epoch, "epochs": fitted.history, "rows": len(data.train) + len(data.valid),
                "seq_length": seq_length, "learning_rate": args.learning_rate}
     if data.problem_type == finetune_data.SINGLE:  # as before: the accuracies
         summary.update(accuracy_before=before.get("accuracy"), accuracy_after=after.get("accuracy"))
     if data.test:
-        summary["submission"] = write_test_predictions(model, data, text, style, family, tokenizer, seq_length,
-                                                       special, args, out)
+        summary["submission"] = classification.write_test_predictions(model, data, inputs(data.test), out,
+                                                                      args.batch_size)
+        print(f"test predictions (GLUE submission format): {summary['submission']}")
     summary["keras_takes_strings"] = attach_keras_preprocessor(model, family, tokenizer, seq_length)
     save_model(model, keras_path)
     summary["serving"] = None if args.no_export else export_task(model, out, family, tokenizer, data, seq_length,
                                                                  args.threshold)
     training.write_json(os.path.join(out, "summary.json"), summary)
     return summary
-
-
-def write_test_predictions(model, data, text, style, family, tokenizer, seq_length, special, args, out):
-    """The GLUE submission file of the test split (`<TASK>.tsv`, `index<TAB>prediction`)."""
-    from keras_pretrain.tasks.classification import glue
-    from keras_pretrain.tasks.classification.submission import write_submission
-
-    if style:
-        x, _ = model_inputs(glue_features(family, tokenizer, data, data.test, seq_length), style)
-    else:
-        x = finetune_tasks.encode(text, data, data.test, seq_length, special)
-    x = {n: x[n] for n in model.input}
-    logits = finetune_tasks.logits_of(model.predict(x, batch_size=args.batch_size, verbose=0))
-    names = {"mnli": "MNLI-m", "mnli-mm": "MNLI-mm"}
-    path = os.path.join(out, names.get(data.task, glue.get_task(data.task).folder) + ".tsv")
-    write_submission(path, finetune_tasks.predictions(data, logits), data.task)
-    print(f"test predictions (GLUE submission format): {path}")
-    return path
 
 
 def export_task(model, out, family, tokenizer, data, seq_length, threshold):

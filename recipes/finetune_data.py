@@ -1,310 +1,94 @@
 """The labelled data of `recipes.finetune`: a table, a GLUE task folder, SWAG or RACE.
 
-Every reader returns a `TaskData`: the problem type, the label names, and the train / validation / test
-examples. Sentence tasks give `keras_pretrain.tasks.classification.glue.Example`s (`text_a`, `text_b`,
-`label`), multiple choice `keras_pretrain.tasks.multiple_choice.data.ChoiceExample`s. Bad input stops with
-exit 2 and one line naming the file, the line and the problem (`parser.error`).
-
-Tables (`--data FILE`, a header line; `.tsv` / `.txt` read tab-separated with no quoting, as the GLUE
-processors read theirs, so a quote never swallows lines; `.csv` comma-separated with CSV quoting):
-
-- `classify`: `label, text`; `pair`: `label, text_a, text_b` (single-label classification);
-- `regression`: `label` (a number), and `text` or `text_a, text_b`;
-- `multi-label`: `labels` (names joined by `,`; empty for none), and `text` or `text_a, text_b`.
+The reading and the checks are `keras_pretrain.tasks.classification.tables` (see its docstring for the tables'
+columns); its names stay importable from here. The readers below take the recipe's parser: bad input
+(`TaskDataError`) stops with exit 2 and one line naming the flag, the file, the line and the problem
+(`parser.error`).
 """
 
-import csv
-import dataclasses
-import math
-import os
-from typing import List, Optional
+import contextlib
+import functools
+import inspect
 
-from keras_pretrain.errors import CorpusFormatError
-from keras_pretrain.tasks.classification import glue
-from keras_pretrain.tasks.multiple_choice import data as choice
-
-SINGLE, REGRESSION, MULTI, CHOICE = ("single_label_classification", "regression",
-                                     "multi_label_classification", "multiple_choice")
-TABLE_TASKS = {"classify": SINGLE, "pair": SINGLE, "regression": REGRESSION, "multi-label": MULTI}
-CHOICE_TASKS = ("swag", "race")
-GLUE_TASKS = tuple(name for name in glue.TASKS if name != "ax")  # AX: scored with an MNLI model
-TASKS = tuple(TABLE_TASKS) + GLUE_TASKS + CHOICE_TASKS
-LABEL_SEPARATOR = ","
-
-
-@dataclasses.dataclass
-class TaskData:
-    """What a fine-tuning run trains on.
-
-    Attributes:
-        task: the `--task` name.
-        problem_type: SINGLE, REGRESSION, MULTI or CHOICE.
-        labels: label names (index = class id) for the classification tasks, else None.
-        train, valid: the examples; `valid` None: held out from `train` by `--validation-fraction`.
-        test: unlabelled examples to predict (a GLUE test split), or None.
-        pair: sentence tasks: whether examples have a `text_b`.
-        sources: the files read, for the printed summary.
-    """
-
-    task: str
-    problem_type: str
-    labels: Optional[List[str]]
-    train: list
-    valid: Optional[list] = None
-    test: Optional[list] = None
-    pair: bool = False
-    sources: tuple = ()
-
-    @property
-    def glue_task(self):
-        return self.task if self.task in glue.TASKS else None
+from keras_pretrain.errors import TaskDataError
+from keras_pretrain.tasks.classification import tables
+from keras_pretrain.tasks.classification.tables import CHOICE  # noqa: F401 (the names of recipes.finetune_data)
+from keras_pretrain.tasks.classification.tables import CHOICE_TASKS  # noqa: F401
+from keras_pretrain.tasks.classification.tables import GLUE_TASKS  # noqa: F401
+from keras_pretrain.tasks.classification.tables import LABEL_SEPARATOR  # noqa: F401
+from keras_pretrain.tasks.classification.tables import MULTI  # noqa: F401
+from keras_pretrain.tasks.classification.tables import REGRESSION  # noqa: F401
+from keras_pretrain.tasks.classification.tables import SINGLE  # noqa: F401
+from keras_pretrain.tasks.classification.tables import TABLE_TASKS
+from keras_pretrain.tasks.classification.tables import TASKS  # noqa: F401
+from keras_pretrain.tasks.classification.tables import TaskData  # noqa: F401
+from keras_pretrain.tasks.classification.tables import is_class_id  # noqa: F401
+from keras_pretrain.tasks.classification.tables import is_number  # noqa: F401
+from keras_pretrain.tasks.classification.tables import label_array  # noqa: F401
+from keras_pretrain.tasks.classification.tables import split_validation  # noqa: F401
 
 
-def is_number(text):
+@contextlib.contextmanager
+def usage_errors(parser):
+    """The library's `TaskDataError` as a usage error: `parser.error("--<argument>: <message>")`, exit 2."""
     try:
-        return math.isfinite(float(text))
-    except (TypeError, ValueError):
-        return False
+        yield
+    except TaskDataError as e:
+        parser.error(f"--{e.argument.replace('_', '-')}: {e}")
 
 
-def read_rows(parser, path, flag="--data"):
-    """(header, [(line number, row dict)]) of a table; exits 2 on a missing, non-UTF-8, ragged or empty file, and
-    on a row that spans lines (a `.csv` quote left open swallows the lines after it: the row is named by the line
-    where it starts). A row's number is the line it starts on."""
-    if not os.path.isfile(path):
-        parser.error(f"{flag}: no such file {path!r}")
-    tab = path.endswith((".tsv", ".txt"))
-    lines, end = [], 0
-    try:
-        with open(path, encoding="utf-8", newline="") as f:
-            reader = csv.reader(f, delimiter="\t" if tab else ",", quoting=csv.QUOTE_NONE if tab else csv.QUOTE_MINIMAL)
-            for row in reader:
-                start, end = end + 1, reader.line_num
-                lines.append((start, end, row))
-    except UnicodeDecodeError as e:
-        parser.error(f"{flag}: {path} is not UTF-8 ({e})")
-    except csv.Error as e:
-        parser.error(f"{flag}: {path} line {end + 1}: {e}")
-    lines = [(start, end, row) for start, end, row in lines if row]  # blank lines
-    if len(lines) < 2:
-        parser.error(f"{flag}: {path} holds no rows under its header")
-    (_, _, header), rows = lines[0], []
-    for start, end, row in lines[1:]:
-        if end > start or any("\n" in cell or "\r" in cell for cell in row):
-            parser.error(f"{flag}: {path} line {start}: a quoted field runs from this line to line {end} "
-                         f"({end - start + 1} lines read as one row); close the quote, or use a .tsv (read "
-                         "without quoting)")
-        if len(row) != len(header):
-            parser.error(f"{flag}: {path} line {start}: {len(row)} fields, the header has {len(header)} ({header})")
-        rows.append((start, dict(zip(header, row))))
-    return header, rows
+def argument(flag):
+    return flag.removeprefix("--").replace("-", "_")
 
 
-def text_columns(parser, path, header, task, flag="--data"):
-    """The text columns of a table task: ["text"] or ["text_a", "text_b"]."""
-    wanted = {"classify": [["text"]], "pair": [["text_a", "text_b"]]}.get(task, [["text_a", "text_b"], ["text"]])
-    label = "labels" if TABLE_TASKS[task] == MULTI else "label"
-    for columns in wanted:
-        if label in header and all(c in header for c in columns):
-            return label, columns
-    options = " or ".join(str([label] + c) for c in wanted)
-    parser.error(f"{flag}: {path} lacks column(s) of --task {task}: needs {options}; found {header}")
+def taking_parser(function):
+    """`function(parser, ..., flag="--data")` of the library's `function(..., argument="data")`: its
+    `TaskDataError` a usage error (`usage_errors`)."""
+    at = list(inspect.signature(function).parameters).index("argument")
+
+    @functools.wraps(function)
+    def with_parser(parser, *args, flag="--data"):
+        args, flag = (args[:at], args[at]) if len(args) > at else (args, flag)
+        with usage_errors(parser):
+            return function(*args, argument(flag))
+
+    return with_parser
 
 
-def read_table(parser, path, task, flag="--data"):
-    """The `Example`s of a table of `task` (see the module docstring)."""
-    header, rows = read_rows(parser, path, flag)
-    label_column, columns = text_columns(parser, path, header, task, flag)
-    examples = []
-    for number, row in rows:
-        texts = [row[c] for c in columns]
-        if any(not t.strip() for t in texts):
-            parser.error(f"{flag}: {path} line {number}: empty text")
-        label = row[label_column].strip()
-        if TABLE_TASKS[task] == REGRESSION:
-            if not is_number(label):
-                parser.error(f"{flag}: {path} line {number}: label {label!r} is not a number (--task regression)")
-            label = float(label)
-        elif TABLE_TASKS[task] == MULTI:
-            label = tuple(sorted({x.strip() for x in label.split(LABEL_SEPARATOR) if x.strip()}))
-        elif not label:
-            parser.error(f"{flag}: {path} line {number}: empty label")
-        examples.append(glue.Example(guid=str(number), text_a=texts[0], text_b=texts[1] if len(texts) > 1 else None,
-                                     label=label))
-    return examples
-
-
-def is_class_id(text):
-    """An integer written as one ("-1", "0", "7"; not "7.0" or "1e3")."""
-    return text.isascii() and text.lstrip("-").isdigit() and text.count("-") <= 1
-
-
-def check_classification_labels(parser, path, examples, task, flag="--data"):
-    """Numeric labels that are not class ids, or a single label, under a classification task stop the run (never
-    a silent classifier with one class per score). Numbers are class ids only when written as integers forming
-    a run -1.., 0.. or 1.. with none missing (0/1, 1..5 stars); anything else ("2.5", "3.0", 183 prices) is a
-    score: `--task regression`."""
-    first = {}  # label -> the line it first occurs on
-    for example in examples:
-        first.setdefault(example.label, example.guid)
-    labels = sorted(first)
-    if len(labels) < 2:
-        parser.error(f"{flag}: {path}: every row has the label {next(iter(labels), '')!r}; a classifier needs "
-                     "two labels or more")
-    if not all(is_number(x) for x in labels):
-        return
-    scores = [x for x in labels if not is_class_id(x)]
-    if scores:
-        example = min(scores, key=lambda x: int(first[x]))
-        parser.error(f"{flag}: {path} line {first[example]}: the labels are numbers ({example!r}, not an integer "
-                     f"class id): use --task regression for a score, or class names / integer ids for --task {task}")
-    values = sorted(int(x) for x in labels)
-    if values[0] not in (-1, 0, 1) or values[-1] - values[0] + 1 != len(values) or len(values) != len(labels):
-        example = max(labels, key=lambda x: (int(x), -int(first[x])))
-        parser.error(f"{flag}: {path} line {first[example]}: the labels are {len(labels)} distinct numbers from "
-                     f"{values[0]} to {values[-1]} ({example!r}, ...), not the class ids 0..{len(labels) - 1} or "
-                     f"1..{len(labels)}: use --task regression for a score, or class names / ids for --task {task}")
-
-
-def check_scores(parser, path, examples, flag="--data"):
-    """Regression: scores that never vary leave nothing to learn (and no correlation to report)."""
-    if len({e.label for e in examples}) < 2:
-        parser.error(f"{flag}: {path}: every row has the score {examples[0].label:g}; --task regression needs "
-                     "scores that vary")
-
-
-def check_multi_labels(parser, path, examples, flag="--data"):
-    """Multi-label: rows that all have the same label set leave nothing to learn."""
-    if len({e.label for e in examples}) < 2:
-        parser.error(f"{flag}: {path}: every row has the labels {','.join(examples[0].label)!r}; a multi-label "
-                     "classifier needs rows whose labels differ")
-
-
-def split_validation(data, seed, fraction):
-    """Holds `fraction` of the training examples out for validation when no validation set is given (a seeded
-    permutation; done when the table is read, so that a label falling only in the held-out rows is caught)."""
-    import numpy as np
-
-    if data.valid is not None:
-        return
-    order = np.random.default_rng(seed).permutation(len(data.train))
-    split = max(1, int(len(data.train) * fraction))
-    data.valid = [data.train[i] for i in order[:split]]
-    data.train = [data.train[i] for i in order[split:]]
+read_rows = taking_parser(tables.read_rows)
+text_columns = taking_parser(tables.text_columns)
+read_table = taking_parser(tables.read_table)
+check_classification_labels = taking_parser(tables.check_classification_labels)
+check_scores = taking_parser(tables.check_scores)
+check_multi_labels = taking_parser(tables.check_multi_labels)
 
 
 def label_names(parser, data, path, valid_path=None, held_out=""):
-    """The sorted label names of the training examples; validation labels must be among them (`valid_path`: the
-    validation table; None: held out from `path`, `held_out` says how)."""
-    if data.problem_type == MULTI:
-        names = sorted({x for e in data.train for x in e.label})
-        if not names:
-            parser.error(f"--data: {path}: no row has a label")
-    else:
-        names = sorted({e.label for e in data.train})
-    for example in data.valid or []:
-        unknown = set(example.label if data.problem_type == MULTI else [example.label]) - set(names)
-        if unknown and valid_path:
-            parser.error(f"--validation-data: {valid_path} line {example.guid}: label(s) {sorted(unknown)} never "
-                         f"occur in the training data {path} (labels {names})")
-        if unknown:
-            parser.error(f"--data: {path} line {example.guid}: label(s) {sorted(unknown)} fall only in the held-out "
-                         f"validation rows ({held_out}): the classifier would never train on them; add rows with "
-                         "them or give --validation-data")
-    return names
+    with usage_errors(parser):
+        return tables.label_names(data, path, valid_path, held_out)
 
 
 def read_table_task(parser, args):
-    path = args.data
-    train = read_table(parser, path, args.task)
-    valid = read_table(parser, args.validation_data, args.task, "--validation-data") if args.validation_data else None
-    data = TaskData(args.task, TABLE_TASKS[args.task], None, train, valid, pair=train[0].text_b is not None,
-                    sources=(path,) + ((args.validation_data,) if valid else ()))
-    if data.problem_type == SINGLE:
-        check_classification_labels(parser, path, train, args.task)
-    elif data.problem_type == REGRESSION:
-        check_scores(parser, path, train)
-    else:
-        check_multi_labels(parser, path, train)
-    held_out = ""
-    if valid is None:  # held out here, so that a label falling only in the held-out rows is caught
-        fraction, seed = getattr(args, "validation_fraction", 0.2), getattr(args, "seed", 0)
-        split_validation(data, seed, fraction)
-        held_out = f"--validation-fraction {fraction:g}, --seed {seed}"
-    if data.problem_type in (SINGLE, MULTI):
-        data.labels = label_names(parser, data, path, args.validation_data, held_out)
-    return data
+    with usage_errors(parser):
+        return tables.read_table_task(args.task, args.data, args.validation_data,
+                                      getattr(args, "validation_fraction", 0.2), getattr(args, "seed", 0))
 
 
 def read_glue_task(parser, args):
-    """A GLUE task folder: train, dev (MNLI: matched; `mnli-mm` mismatched) and, when present, test."""
-    task = glue.get_task(args.task)
-    try:
-        paths = {split: glue.split_path(task, args.data_dir, split) for split in ("train", "dev")}
-        train = glue.read_file(task, paths["train"], "train")
-        valid = glue.read_file(task, paths["dev"], "dev")
-        glue.check_labels(task, train, paths["train"], [(valid, paths["dev"])])
-        test = None
-        try:
-            test_path = glue.split_path(task, args.data_dir, "test")
-        except CorpusFormatError:  # no test split: nothing to predict
-            test_path = None
-        if test_path:
-            test = glue.read_file(task, test_path, "test")
-    except CorpusFormatError as e:
-        parser.error(f"--data-dir: {e}")
-    problem = REGRESSION if task.is_regression else SINGLE
-    return TaskData(task.name, problem, None if task.is_regression else list(task.labels), train, valid, test,
-                    pair=train[0].text_b is not None, sources=(args.data_dir,))
+    with usage_errors(parser):
+        return tables.read_glue_task(args.task, args.data_dir)
 
 
 def read_choice_task(parser, args):
-    """SWAG (`train.csv`, `val.csv`, `test.csv`) or RACE (`train/`, `dev/`, `test/` of `high/`, `middle/`)."""
-    try:
-        if args.task == "swag":
-            paths = [os.path.join(args.data_dir, name) for name in ("train.csv", "val.csv")]
-            train, valid = (choice.read_swag(path) for path in paths)
-        else:
-            paths = [os.path.join(args.data_dir, split) for split in ("train", "dev")]
-            train, valid = choice.read_race(args.data_dir, "train"), choice.read_race(args.data_dir, "dev")
-    except CorpusFormatError as e:
-        parser.error(f"--data-dir: {e}")
-    for examples, path in zip((train, valid), paths):
-        if any(e.label is None for e in examples):
-            parser.error(f"--data-dir: {path}: no label column (an unlabelled test file?); training and "
-                         "validation need the answer of every question")
-    answers = {e.label for e in train}
-    if len(answers) < 2:
-        parser.error(f"--data-dir: {paths[0]}: every question's answer is choice {next(iter(answers))}; a model "
-                     "would learn the position, not the task (labels of a placeholder file?)")
-    return TaskData(args.task, CHOICE, None, train, valid, sources=(args.data_dir,))
+    with usage_errors(parser):
+        return tables.read_choice_task(args.task, args.data_dir)
 
 
 def read_task(parser, args):
-    """The `TaskData` of `--task` (see the module docstring)."""
+    """The `TaskData` of `--task` (`keras_pretrain.tasks.classification.tables.read_task`)."""
     if args.task in TABLE_TASKS:
         return read_table_task(parser, args)
     if not args.data_dir:
         parser.error(f"--task {args.task} reads a task folder: give --data-dir")
-    if not os.path.isdir(args.data_dir):
-        parser.error(f"--data-dir: no such folder {args.data_dir!r}")
-    if args.task in CHOICE_TASKS:
-        return read_choice_task(parser, args)
-    return read_glue_task(parser, args)
-
-
-def label_array(data, examples):
-    """The training targets of `examples`: class ids, scores, multi-hot rows, or choice indices."""
-    import numpy as np
-
-    if data.problem_type == REGRESSION:
-        return np.array([e.label for e in examples], "float32")
-    if data.problem_type == MULTI:
-        index = {name: i for i, name in enumerate(data.labels)}
-        rows = np.zeros((len(examples), len(data.labels)), "float32")
-        for row, example in zip(rows, examples):
-            row[[index[x] for x in example.label]] = 1.0
-        return rows
-    if data.problem_type == CHOICE:
-        return np.array([e.label for e in examples], "int32")
-    return np.array([data.labels.index(e.label) for e in examples], "int32")
+    with usage_errors(parser):
+        return tables.read_task(args.task, data_dir=args.data_dir)

@@ -1,5 +1,6 @@
 """`python -m recipes.finetune --task ner --train-file train.txt --predict-file dev.txt`: named-entity recognition on
-CoNLL files (issue 42). Argument checks and the run; the work is in the package.
+CoNLL files (issue 42). Argument checks and the run; the work is in the package
+(`keras_pretrain.tasks.token_classification.training`).
 
 The files are read by `keras_pretrain.tasks.token_classification.conll.read_conll` (CoNLL-2003's
 `token POS chunk NER` columns or `token tag`, `-DOCSTART-`, blank lines between sentences), their tags converted
@@ -28,7 +29,9 @@ without special tokens (its BPE runs in Python: no serving SavedModel).
 import json
 import os
 
+from keras_pretrain.tasks.token_classification import training as tagging
 from recipes import common
+from recipes.finetune_data import usage_errors
 
 TASKS = ("ner",)
 AGGREGATIONS = ("first", "average", "max")
@@ -54,102 +57,36 @@ def check_arguments(parser, args):
 
 
 def read(parser, args):
-    """(train sentences, predict sentences, labels): IOB2 tags; the label list "O" first, then sorted."""
-    from keras_pretrain.errors import CorpusFormatError
-    from keras_pretrain.tasks.token_classification import conll as tagging
-
+    """(train sentences, predict sentences, labels): IOB2 tags; the label list "O" first, then sorted
+    (`keras_pretrain.tasks.token_classification.training`; a bad file: `parser.error`, exit 2)."""
     sets = []
-    for flag, path in (("--train-file", args.train_file), ("--predict-file", args.predict_file)):
-        try:
-            sentences, scheme = tagging.as_iob2(tagging.read_conll(path))
-        except (CorpusFormatError, ValueError) as e:
-            parser.error(f"{flag}: {e}")
+    for name, path in (("train_file", args.train_file), ("predict_file", args.predict_file)):
+        with usage_errors(parser):
+            sentences, scheme = tagging.read_sentences(path, name)
         print(f"{path}: {len(sentences)} sentences, {sum(len(s.tokens) for s in sentences)} words, tags in "
               f"{scheme} (converted to IOB2)")
         sets.append(sentences)
     train, predict = sets
-    tags = {t for s in train for t in s.tags}
-    labels = ["O"] + sorted(tags - {"O"})
-    for sentence in predict:
-        unknown = [t for t in sentence.tags if t not in tags]
-        if unknown:
-            parser.error(f"--predict-file: {args.predict_file}: the sentence at line {sentence.line} has the tag "
-                         f"{unknown[0]!r}, which the training file {args.train_file} never uses")
-    if len(labels) < 2:
-        parser.error(f"--train-file: {args.train_file}: every word is tagged O: nothing to learn")
-    return train, predict, labels
+    with usage_errors(parser):
+        return train, predict, tagging.label_list(train, predict, args.train_file, args.predict_file)
 
 
-def features(sentences, text, seq_length, labels, overlap=0):
-    """The windows and their NumPy arrays: `(features, x, label ids, word ids)`."""
-    from keras_pretrain.tasks.token_classification import alignment
-    from keras_pretrain.tasks.token_classification import features as tagging_features
-
-    tokenizer = text.tokenizer
-    ids = text.special_ids()
-    tokenize = alignment.word_tokenizer(tokenizer, [s.tokens for s in sentences])
-    index = {tag: i for i, tag in enumerate(labels)}
-    tag_ids = [[index[t] for t in s.tags] for s in sentences]
-    unk = tagging_features.unknown_id(tokenizer)
-    windows = tagging_features.convert_sentences_to_features([s.tokens for s in sentences], tag_ids, tokenize,
-                                                             seq_length, text.packing, ids, unk, overlap)
-    x, y, words = tagging_features.to_arrays(windows, seq_length, text.packing, ids["pad"])
-    return windows, x, y, words
-
-
-def python_features(sentences, text, seq_length, labels, overlap=0):
-    """GPT-1's windows: each word's BPE pieces (its Python tokenizer, `</w>` word ends), no special tokens (the
-    causal model reads the pieces from the left), padded on the right; `(features, x, labels, word ids)`."""
-    from keras_pretrain.data.packing import Packing
-    from keras_pretrain.tasks.token_classification import features as tagging_features
-
-    class Plain(Packing):
-        name = "plain"
-
-        def layout(self, num_segments):
-            return tuple((i, 0) for i in range(num_segments))
-
-    tokenizer = text.tokenizer
-    index = {tag: i for i, tag in enumerate(labels)}
-    unk = tokenizer.token_to_id(tokenizer.unk_token)
-    windows = tagging_features.convert_sentences_to_features(
-        [list(s.tokens) for s in sentences], [[index[t] for t in s.tags] for s in sentences],
-        tokenizer.tokenize, seq_length, Plain(), {"cls": None, "sep": None}, unk, overlap)
-    x, y, words = tagging_features.to_arrays(windows, seq_length, Plain(), 0)
-    return windows, x, y, words
-
-
-def word_features(sentences, text, seq_length, labels, overlap=0):
-    """ELMo's windows (one position a word, `<S>` / `</S>` around) and arrays: `(features, x, labels, word ids)`."""
-    from keras_pretrain.tasks.token_classification import features as tagging_features
-
-    index = {tag: i for i, tag in enumerate(labels)}
-    words = [list(s.tokens) for s in sentences]
-    windows = tagging_features.word_windows(words, [[index[t] for t in s.tags] for s in sentences], seq_length,
-                                            text.packing, overlap)
-    _, y, word_ids = tagging_features.to_arrays(windows, seq_length, text.packing, 0)
-    return windows, tagging_features.character_inputs(windows, words, seq_length), y, word_ids
+features = tagging.piece_features  # the windows of the family's pieces: (features, x, label ids, word ids)
+python_features = tagging.python_features  # GPT-1's (its BPE in Python, no special tokens)
+word_features = tagging.word_features  # ELMo's (whole words)
 
 
 def main(parser, args, out, family, backbone, tokenizer, seq_length, text):
     """The run (see the module docstring); returns its summary."""
-    import numpy as np
-    import tensorflow as tf
-
-    from keras_pretrain.tasks import TokenClassifier
-    from keras_pretrain.tasks.token_classification import conll as tagging
-    from keras_pretrain.tasks.token_classification import features as tagging_features
+    from keras_pretrain.tasks.token_classification import conll
     from keras_pretrain.tasks.token_classification import metrics
     from recipes import finetune_tasks
 
-    from keras_pretrain import families
-    from keras_pretrain.tasks import ElmoTagger
-
-    characters = families.get(family).token_states.characters  # ELMo: ElmoTagger on whole words
-    python_bpe = not characters and not text.packing.in_graph  # GPT-1: its BPE in Python, no special tokens
+    characters = tagging.reads_words(family)  # ELMo: ElmoTagger on whole words
+    python_bpe = tagging.python_pieces(family, text)  # GPT-1: its BPE in Python, no special tokens
     train, predict, labels = read(parser, args)
     try:
-        make = word_features if characters else python_features if python_bpe else features
+        make = tagging.features_of(family, text)
         windows, x, y, _ = make(train, text, seq_length, labels, args.window_overlap)
         predict_windows, x_predict, _, words = make(predict, text, seq_length, labels, args.window_overlap)
     except ValueError as e:
@@ -158,22 +95,16 @@ def main(parser, args, out, family, backbone, tokenizer, seq_length, text):
     print(f"NER: {len(labels)} tags ({', '.join(labels)}); {len(train)} training sentences -> {len(windows)} "
           f"windows, {len(predict)} to predict -> {len(predict_windows)} windows (length {seq_length}"
           + (f"; {split} more windows where sentences were longer" if split else "") + ")")
-    model = ElmoTagger(backbone, len(labels)) if characters else TokenClassifier(backbone, len(labels))
-    names = list(model.input)
+    model = tagging.build_tagger(family, backbone, len(labels))
     model.compile(optimizer=finetune_tasks.optimizer(model, args, len(windows)))
     print(f"fine-tuning {family} ({type(backbone).__name__}) on the tags; rate {args.learning_rate:g}")
-    rows = tf.data.Dataset.from_tensor_slices(({n: x[n] for n in names}, y)).shuffle(len(windows), seed=args.seed)
-    model.fit(rows.batch(args.batch_size), epochs=args.epochs, verbose=args.verbose)
+    tagging.fit(model, x, y, args.batch_size, args.epochs, args.seed, args.verbose)
 
-    logits = model.predict({n: x_predict[n] for n in names}, batch_size=args.batch_size, verbose=0)
-    if characters:  # the CRF's Viterbi tags (probability 1 each: its decode scores no word alone)
-        logits = np.where(np.eye(len(labels), dtype=bool)[np.asarray(logits["tags"])], 0.0, -1e9)
-    predicted, _ = tagging_features.word_predictions(predict_windows, np.asarray(logits, "float32"), words,
-                                                     [len(s.tokens) for s in predict], args.aggregation)
-    predicted = [[labels[i] for i in row] for row in predicted]
+    predicted = tagging.predict_tags(model, predict_windows, x_predict, words, predict, labels, args.batch_size,
+                                     args.aggregation, viterbi=characters)
     os.makedirs(out, exist_ok=True)
     path = os.path.join(out, "predictions.txt")
-    tagging.write_predictions(path, predict, [s.tags for s in predict], predicted)
+    conll.write_predictions(path, predict, [s.tags for s in predict], predicted)
     scores = metrics.entity_scores([s.tags for s in predict], predicted)
     common.write_json(os.path.join(out, "eval_results.json"), scores)
     print("eval results: " + json.dumps({k: scores[k] for k in ("precision", "recall", "f1")}))

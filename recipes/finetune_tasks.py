@@ -1,182 +1,29 @@
-"""The task side of `recipes.finetune`: inputs, the model, predictions, the task's metrics, the best epoch.
+"""The task side of `recipes.finetune`: `keras_pretrain.tasks.classification.training` (inputs, the model,
+predictions, the task's metrics, the baseline, the best epoch), whose names stay importable from here, and the
+optimizer of the recipe's arguments."""
 
-Defaults follow the papers for base-sized models (BERT section 4 / A.3: AdamW, peak rate 2e-5..5e-5 with 10%
-linear warmup and linear decay, 3 epochs, batch 32, length 128) and stay as they were for the tiny models of
-the bundled corpus (rate 1e-3, length 64): a backbone with `hidden_dim` under 256 is "tiny".
-"""
-
-import math
-
-import numpy as np
-
-from keras_pretrain.tasks.classification import metrics
-from recipes.finetune_data import CHOICE
-from recipes.finetune_data import MULTI
-from recipes.finetune_data import REGRESSION
-from recipes.finetune_data import SINGLE
-
-TINY_HIDDEN = 256
-
-
-def is_tiny(backbone):
-    return (getattr(backbone, "hidden_dim", None) or 0) < TINY_HIDDEN
-
-
-def default_learning_rate(backbone):
-    return 1e-3 if is_tiny(backbone) else 3e-5
-
-
-def default_seq_length(backbone):
-    return 64 if is_tiny(backbone) else 128
-
-
-def num_outputs(data):
-    """Outputs of the head: the label count, 1 for regression (None for multiple choice: one per choice)."""
-    return {REGRESSION: 1, CHOICE: None}.get(data.problem_type, len(data.labels or []))
-
-
-def build_model(preprocessor, backbone, data, seed):
-    """(model, special ids for the encoders) of the task."""
-    if data.problem_type == CHOICE:
-        model = preprocessor.build_multiple_choice(backbone, seed)
-        return model, None
-    return preprocessor.build_classifier(backbone, num_outputs(data), data.pair, seed, problem_type=data.problem_type)
-
-
-def encode(preprocessor, data, examples, seq_length, special):
-    """Model inputs (NumPy) of `examples`."""
-    if data.problem_type == CHOICE and data.task == "race" and preprocessor.name == "xlnet":
-        return xlnet_race_inputs(preprocessor, examples, seq_length)
-    if data.problem_type == CHOICE:
-        return preprocessor.encode_choices([e.context for e in examples], [e.choices for e in examples],
-                                           seq_length, special)
-    columns = [[e.text_a for e in examples]]
-    if data.pair:
-        columns.append([e.text_b for e in examples])
-    return preprocessor.encode(columns, seq_length, special)
-
-
-def xlnet_race_inputs(preprocessor, examples, seq_length):
-    """XLNet on RACE: xlnet-tensorflow `run_race.py`'s features (`keras_pretrain.tasks.multiple_choice.data`, style
-    "xlnet": the question+option's last tokens kept, the article's head; its 128 of 512 as a quarter of
-    `seq_length`)."""
-    from keras_pretrain.tasks.multiple_choice import data as choice
-    from keras_pretrain.models.text_preprocessor import token_ids
-
-    texts = sorted({t for e in examples for t in (e.context, *e.choices)})
-    ids = dict(zip(texts, token_ids(preprocessor.tokenizer, texts)))
-    special = {key: preprocessor.special_ids()[key] for key in ("cls", "sep")}  # padding id 0, as run_race.py
-    features = choice.convert_choice_examples(examples, seq_length, ids.__getitem__, "xlnet", special,
-                                              max_qa_length=min(128, seq_length // 4))
-    arrays = choice.to_arrays(features)
-    return {name: arrays[name] for name in ("token_ids", "segment_ids", "padding_mask")}
-
-
-def logits_of(outputs):
-    return np.asarray(outputs["logits"] if isinstance(outputs, dict) else outputs, "float32")
-
-
-def predictions(data, logits, threshold=0.5):
-    """Class ids [N], scores [N], multi-hot [N, C] (probability >= threshold) or choice ids [N]."""
-    if data.problem_type == REGRESSION:
-        return logits[:, 0]
-    if data.problem_type == MULTI:
-        return (1.0 / (1.0 + np.exp(-logits)) >= threshold).astype("int32")
-    return np.argmax(logits, axis=-1).astype("int32")
-
-
-def task_metrics(data, predicted, targets):
-    """The task's numbers: GLUE's for a GLUE task; accuracy (classification, multiple choice); Pearson,
-    Spearman and MSE (regression); micro-F1, exact match and per-label accuracy (multi-label)."""
-    if data.glue_task:
-        return metrics.glue_metrics(data.glue_task, predicted, targets)
-    if data.problem_type == REGRESSION:
-        return {"pearson": metrics.pearson(predicted, targets), "spearman": metrics.spearman(predicted, targets),
-                "mse": float(np.mean((predicted - targets) ** 2))}
-    if data.problem_type == MULTI:
-        targets = targets.astype("int32")
-        tp = int(np.sum(predicted * targets))
-        wrong = int(np.sum(predicted != targets))
-        return {"f1": 2 * tp / (2 * tp + wrong) if tp + wrong else 0.0,
-                "exact_match": float(np.mean(np.all(predicted == targets, axis=-1))),
-                "accuracy": float(np.mean(predicted == targets))}
-    return {"accuracy": metrics.accuracy(predicted, targets)}
-
-
-def selection_metric(data):
-    """The value that picks the best epoch (GLUE: the one the papers report)."""
-    if data.glue_task:
-        return metrics.GLUE_METRIC[data.glue_task]
-    return {REGRESSION: "pearson", MULTI: "f1"}.get(data.problem_type, "accuracy")
-
-
-BASELINE = {SINGLE: "the majority class", REGRESSION: "the mean score", MULTI: "the labels of most rows",
-            CHOICE: "always the first choice"}
-
-
-def baseline(data, train_targets, valid_targets):
-    """The task's metrics of the trivial predictor: the training majority class (the mean score, whose
-    correlations count as 0; the labels seen in most training rows; choice 0)."""
-    n = len(valid_targets)
-    if data.problem_type == REGRESSION:
-        guess = np.full(n, float(np.mean(train_targets)), "float32")
-        scores = task_metrics(data, guess, valid_targets)
-        # A constant is uncorrelated with anything (SciPy: undefined, nan): 0 here; the MSE is the mean's.
-        return {k: (0.0 if v is None or (isinstance(v, float) and math.isnan(v)) else v) for k, v in scores.items()}
-    elif data.problem_type == MULTI:
-        guess = np.tile((np.mean(train_targets, axis=0) >= 0.5).astype("int32"), (n, 1))
-    else:
-        guess = np.full(n, np.bincount(train_targets).argmax() if data.problem_type == SINGLE else 0, "int32")
-    return task_metrics(data, guess, valid_targets)
-
-
-def total_steps(num_examples, batch_size, epochs):
-    return max(1, math.ceil(num_examples / batch_size) * epochs)
+from keras_pretrain.tasks.classification import training
+from keras_pretrain.tasks.classification.training import BASELINE  # noqa: F401 (the names of recipes.finetune_tasks)
+from keras_pretrain.tasks.classification.training import TINY_HIDDEN  # noqa: F401
+from keras_pretrain.tasks.classification.training import baseline  # noqa: F401
+from keras_pretrain.tasks.classification.training import best_epoch_callback  # noqa: F401
+from keras_pretrain.tasks.classification.training import build_model  # noqa: F401
+from keras_pretrain.tasks.classification.training import default_learning_rate  # noqa: F401
+from keras_pretrain.tasks.classification.training import default_seq_length  # noqa: F401
+from keras_pretrain.tasks.classification.training import encode  # noqa: F401
+from keras_pretrain.tasks.classification.training import is_tiny  # noqa: F401
+from keras_pretrain.tasks.classification.training import logits_of  # noqa: F401
+from keras_pretrain.tasks.classification.training import num_outputs  # noqa: F401
+from keras_pretrain.tasks.classification.training import predictions  # noqa: F401
+from keras_pretrain.tasks.classification.training import selection_metric  # noqa: F401
+from keras_pretrain.tasks.classification.training import task_metrics  # noqa: F401
+from keras_pretrain.tasks.classification.training import total_steps  # noqa: F401
+from keras_pretrain.tasks.classification.training import xlnet_race_inputs  # noqa: F401
 
 
 def optimizer(model, args, num_examples):
-    """AdamW, linear warmup and decay, no decay on LayerNorm and biases; optional layer-wise rate decay."""
-    from keras_pretrain.optimizers import layer_decay_arguments
-    from keras_pretrain.optimizers import make_optimizer
-
-    steps = total_steps(num_examples, args.batch_size, args.epochs)
-    return make_optimizer("adamw", args.learning_rate, steps, warmup_ratio=args.warmup_ratio,
-                          weight_decay=args.weight_decay, clipnorm=1.0,
-                          **layer_decay_arguments(model, args.layer_decay))
-
-
-def best_epoch_callback(model, x, y, data, threshold, batch_size, patience, verbose):
-    """A Keras callback that scores the validation set with the task's metrics after each epoch, keeps the
-    weights of the best epoch (restored when training ends) and stops after `patience` epochs without one."""
-    import keras
-
-    name = selection_metric(data)
-
-    class BestEpoch(keras.callbacks.Callback):
-        def __init__(self):
-            super().__init__()
-            self.best, self.best_epoch, self.weights, self.wait, self.history = -math.inf, None, None, 0, []
-
-        def on_epoch_end(self, epoch, logs=None):
-            scores = task_metrics(data, predictions(data, logits_of(model.predict(x, batch_size=batch_size,
-                                                                                   verbose=0)), threshold), y)
-            self.history.append(scores)
-            value = scores[name]
-            value = -math.inf if value != value else value  # NaN (a constant prediction) is never best
-            if logs is not None:
-                logs.update({f"val_{k}": v for k, v in scores.items()})
-            if verbose:
-                print(f"epoch {epoch + 1}: validation {name} {scores[name]:.4f}")
-            if value > self.best:
-                self.best, self.best_epoch, self.wait = value, epoch + 1, 0
-                self.weights = [np.array(w) for w in model.get_weights()]
-            else:
-                self.wait += 1
-                if patience is not None and self.wait >= patience:
-                    model.stop_training = True
-
-        def on_train_end(self, logs=None):
-            if self.weights is not None:
-                model.set_weights(self.weights)
-
-    return BestEpoch()
+    """`training.optimizer` of the recipe's `--learning-rate`, `--batch-size`, `--epochs`, `--warmup-ratio`,
+    `--weight-decay` and `--layer-decay`."""
+    return training.optimizer(model, args.learning_rate, num_examples, args.batch_size, args.epochs,
+                              warmup_ratio=args.warmup_ratio, weight_decay=args.weight_decay,
+                              layer_decay=args.layer_decay)

@@ -21,6 +21,13 @@ if "JAX_COMPILATION_CACHE_DIR" not in os.environ:
 else:
     _JAX_CACHE = None
 
+# XLA:CPU runs LLVM's optimisations on every program it compiles; the suite compiles hundreds of tiny programs
+# (JAX jits every fit/predict step; a few TensorFlow tests compile with XLA) and runs each a few times, so the
+# optimisation costs more than it gains: tests/models/bert/test_bert_tasks.py on JAX took 184 s with it and
+# 91 s without (same machine, interleaved). Only the suite and its subprocesses run so; a flag the caller set wins.
+if "--xla_backend_optimization_level" not in os.environ.get("XLA_FLAGS", ""):
+    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_backend_optimization_level=0").strip()
+
 import keras  # noqa: E402
 import pytest  # noqa: E402
 

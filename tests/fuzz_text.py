@@ -15,6 +15,7 @@ string can be reproduced by its index. `FAST_COUNT` strings run in `make test`,
 `FULL_COUNT` under `make test-large`.
 """
 
+import io
 import random
 
 FAST_COUNT = 400
@@ -75,44 +76,51 @@ def _long_word(rng):
     return base * rng.randint(60, 320)
 
 
-def _piece(rng):
+def _pick(rng, table, otherwise):
+    """`make(rng)` of the first `(bound, make)` of `table` above one uniform roll, else `otherwise(rng)`."""
     roll = rng.random()
-    if roll < 0.30:
-        return rng.choice(WORDS)
-    if roll < 0.40:
-        return rng.choice(NUMBERS)
-    if roll < 0.50:
-        return rng.choice(SCRIPTS)
-    if roll < 0.57:
-        return rng.choice(EMOJI)
-    if roll < 0.64:
-        return rng.choice(SPECIAL_TOKENS)
-    if roll < 0.70:
-        return rng.choice(MARKUP)
-    if roll < 0.76:
-        return rng.choice(ODD)
-    if roll < 0.80:
-        return _long_word(rng) if rng.random() < 0.3 else rng.choice(WORDS) * 3
-    if roll < 0.88:
-        return rng.choice(WORDS) + rng.choice(COMBINING)
-    if roll < 0.94:
-        word = rng.choice(WORDS)
-        cut = rng.randint(0, len(word))
-        return word[:cut] + rng.choice(CONTROLS) + word[cut:]
-    return chr(rng.randint(0x20, 0x2FFF))
+    for bound, make in table:
+        if roll < bound:
+            return make(rng)
+    return otherwise(rng)
+
+
+def _one_of(choices):
+    return lambda rng: rng.choice(choices)
+
+
+def _control_inside_a_word(rng):
+    word = rng.choice(WORDS)
+    cut = rng.randint(0, len(word))
+    return word[:cut] + rng.choice(CONTROLS) + word[cut:]
+
+
+PIECES = [  # (cumulative probability bound, piece)
+    (0.30, _one_of(WORDS)),
+    (0.40, _one_of(NUMBERS)),
+    (0.50, _one_of(SCRIPTS)),
+    (0.57, _one_of(EMOJI)),
+    (0.64, _one_of(SPECIAL_TOKENS)),
+    (0.70, _one_of(MARKUP)),
+    (0.76, _one_of(ODD)),
+    (0.80, lambda rng: _long_word(rng) if rng.random() < 0.3 else rng.choice(WORDS) * 3),
+    (0.88, lambda rng: rng.choice(WORDS) + rng.choice(COMBINING)),
+    (0.94, _control_inside_a_word),
+]
+SEPARATORS = [  # (cumulative probability bound, separator)
+    (0.55, lambda rng: " "),
+    (0.80, lambda rng: rng.choice(WHITESPACE) * rng.randint(1, 2)),
+    (0.90, lambda rng: ""),
+    (0.95, lambda rng: " " + rng.choice(WHITESPACE)),
+]
+
+
+def _piece(rng):
+    return _pick(rng, PIECES, lambda rng: chr(rng.randint(0x20, 0x2FFF)))
 
 
 def _separator(rng):
-    roll = rng.random()
-    if roll < 0.55:
-        return " "
-    if roll < 0.80:
-        return rng.choice(WHITESPACE) * rng.randint(1, 2)
-    if roll < 0.90:
-        return ""
-    if roll < 0.95:
-        return " " + rng.choice(WHITESPACE)
-    return rng.choice(CONTROLS)
+    return _pick(rng, SEPARATORS, _one_of(CONTROLS))
 
 
 def fuzz_string(rng):
@@ -131,6 +139,41 @@ def fuzz_strings(n=FAST_COUNT, seed=SEED):
     """`n` seeded strings; the first ones are the same for every `n`."""
     rng = random.Random(seed)
     return [fuzz_string(rng) for _ in range(n)]
+
+
+def with_regressions(regressions, n):
+    """The texts of a test's `(name, text)` regression cases, then `fuzz_strings(n)`."""
+    return [text for _, text in regressions] + fuzz_strings(n)
+
+
+# Numbers whose digit-comma pieces the SentencePiece originals re-split ("9," with and without "\u2581").
+COMMA_NUMBERS = ["1,000", "9,", "10,", "2,500,", "\u00a33,", "$1,000.50", "19,", "x9,", "300,000,", "7,", "12,34,5"]
+
+
+def sentencepiece_lines(seed, words, count):
+    """Training text for a tiny SentencePiece model: 1,500 fuzzed strings of `seed` (another seed than the
+    strings compared), then `count` lines of 8 words drawn from `COMMA_NUMBERS + words`."""
+    rng = random.Random(1)
+    lines = fuzz_strings(1500, seed=seed)
+    lines += [" ".join(rng.choice(COMMA_NUMBERS + words) for _ in range(8)) for _ in range(count)]
+    return lines
+
+
+def sentencepiece_model(lines, **options):
+    """The serialized unigram SentencePiece model trained on `lines` (one thread: deterministic) with `options`."""
+    import sentencepiece as spm
+
+    buffer = io.BytesIO()
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_writer=buffer, model_type="unigram",
+                                   num_threads=1, minloglevel=2, **options)
+    return buffer.getvalue()
+
+
+def assert_digit_comma_pieces(processor):
+    """The model has "<digit>," pieces both with and without "\u2581" (so the originals' re-split changes ids)."""
+    pieces = [processor.id_to_piece(i) for i in range(processor.get_piece_size())]
+    resplit = [p for p in pieces if len(p) > 1 and p[-1] == "," and p[-2].isdigit()]
+    assert any(p.startswith("\u2581") for p in resplit) and any(not p.startswith("\u2581") for p in resplit)
 
 
 def differences(ours, reference, texts):
@@ -154,6 +197,11 @@ def to_lists(ids):
     """Token ids (a ragged or dense tensor, or nested lists) as lists of Python ints, one per string."""
     rows = ids.to_list() if hasattr(ids, "to_list") else ids
     return [[int(i) for i in row] for row in rows]
+
+
+def word_ids_as_lists(ids):
+    """`to_lists` of a SavedModel's `tokenize` output, its words' pieces merged when it is ragged per word."""
+    return to_lists(ids.merge_dims(1, -1) if ids.ragged_rank > 1 else ids)
 
 
 def is_tie(processor, ours, theirs):

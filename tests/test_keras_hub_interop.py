@@ -130,14 +130,19 @@ def random_backbone(build, tokenizer, seed):
     return backbone, vocabulary_size
 
 
+def case_and_tokenizers(family, tmp_path):
+    """`(case, our_tokenizer, hub_tokenizer)` of `family` (the tokenizers' files written under `tmp_path`)."""
+    case = CASES[family]
+    return (case, *case.tokenizers(tmp_path))
+
+
 def ids(tokenizer):
     return [int(i) for i in np.asarray(to_numpy(tokenizer(TEXT)))]
 
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_ours_to_keras_hub_preset(family, tmp_path):
-    case = CASES[family]
-    tokenizer, _ = case.tokenizers(tmp_path)
+    case, tokenizer, _ = case_and_tokenizers(family, tmp_path)
     ours, vocabulary_size = random_backbone(case.our_backbone, tokenizer, seed=1)
     folder = tmp_path / "preset"
     keras_hub_presets.to_keras_hub_preset(ours, folder, tokenizer=tokenizer)
@@ -161,8 +166,7 @@ def test_ours_to_keras_hub_preset(family, tmp_path):
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_keras_hub_preset_to_ours(family, tmp_path):
-    case = CASES[family]
-    our_tokenizer, hub_tokenizer = case.tokenizers(tmp_path)
+    case, our_tokenizer, hub_tokenizer = case_and_tokenizers(family, tmp_path)
     hub, vocabulary_size = random_backbone(case.hub_backbone, hub_tokenizer, seed=2)
     folder = tmp_path / "hub_preset"
     hub.save_to_preset(str(folder))  # keras-hub's own saving

@@ -101,6 +101,16 @@ def run_backbone_test(cls, init_kwargs, input_data, tmp_path, expected_output_sh
     return backbone
 
 
+def run_encoder_backbone_test(cls, init_kwargs, input_data, tmp_path, expected_output_shape):
+    """`run_backbone_test`, then: one `encoder_outputs` entry per layer (`init_kwargs["num_layers"]`), the last
+    equal to `sequence_output`. Returns the backbone."""
+    backbone = run_backbone_test(cls, init_kwargs, input_data, tmp_path, expected_output_shape=expected_output_shape)
+    outputs = to_numpy(backbone(input_data))
+    assert len(outputs["encoder_outputs"]) == init_kwargs["num_layers"]
+    np.testing.assert_allclose(outputs["encoder_outputs"][-1], outputs["sequence_output"])
+    return backbone
+
+
 def run_task_test(task, train_data, tmp_path, predict_data=None, steps=1):
     """fit() on `train_data` (dataset or feature dict), .keras round trip."""
     history = task.fit(train_data, epochs=steps, verbose=0)
@@ -143,3 +153,45 @@ def randomize_torch_module(module, seed=0, scale=0.2):
             param.copy_(torch.randn(param.shape, generator=generator) * scale)
     module.eval()
     return module
+
+
+def torch_inputs(data, segments=False):
+    """transformers' inputs (torch int64) of our input dict: input_ids and attention_mask, and token_type_ids (our
+    segment_ids) with `segments`."""
+    import torch
+
+    x = {"input_ids": torch.tensor(data["token_ids"], dtype=torch.long)}
+    if segments:
+        x["token_type_ids"] = torch.tensor(data["segment_ids"], dtype=torch.long)
+    x["attention_mask"] = torch.tensor(data["padding_mask"], dtype=torch.long)
+    return x
+
+
+def torch_outputs(model, data, segments=False, **kwargs):
+    """The transformers `model`'s outputs on our input dict `data` (`torch_inputs`), without gradients."""
+    import torch
+
+    with torch.no_grad():
+        return model(**torch_inputs(data, segments), **kwargs)
+
+
+def saved_random_torch_model(model, folder, vocabulary=None):
+    """The transformers `model` with random weights (`randomize_torch_module`), saved to `folder`
+    (`save_pretrained`), with the tokens `vocabulary` as its vocab.txt when given."""
+    randomize_torch_module(model)
+    model.save_pretrained(folder)
+    if vocabulary is not None:
+        with open(os.path.join(folder, "vocab.txt"), "w") as f:
+            f.write("\n".join(vocabulary) + "\n")
+    return model
+
+
+def masked_lm_diffs(pretrainer, reference, data, positions):
+    """Max abs differences of our masked-LM `pretrainer` from a transformers masked LM's outputs `reference` (run
+    with `output_hidden_states`) on `data`: (the last hidden states at the real tokens, the logits at
+    `positions`)."""
+    real = data["padding_mask"].astype(bool)
+    hidden = to_numpy(pretrainer.backbone(data)["sequence_output"])[real]
+    logits = pretrainer({**data, "masked_lm_positions": positions})["mlm"]
+    return (max_abs_diff(hidden, reference.hidden_states[-1].numpy()[real]),
+            max_abs_diff(logits, np.take_along_axis(reference.logits.numpy(), positions[..., None], axis=1)))

@@ -30,6 +30,29 @@ def check_sizes(model, num_heads, hidden_dim, **sizes):
         )
 
 
+# The constructor arguments that are sizes (positive integers), in the order `check_config_sizes` passes them.
+SIZE_ARGUMENTS = (
+    "vocabulary_size", "num_layers", "num_heads", "hidden_dim", "intermediate_dim", "max_sequence_length",
+    "embedding_dim", "num_groups",
+)
+
+
+def constructor_config(arguments):
+    """A backbone's config: the arguments of its constructor, in the signature's order.
+
+    `arguments` is `locals()` taken as the constructor's first statement (its
+    arguments, nothing else yet); `self`, `dtype` and `**kwargs` (Keras' own
+    config) are left out. The constructor ends with `self._keep_config(**config)`.
+    """
+    return {name: value for name, value in arguments.items() if name not in ("self", "dtype", "kwargs", "__class__")}
+
+
+def check_config_sizes(model, config):
+    """`check_sizes` on the sizes among a constructor's config (`SIZE_ARGUMENTS`); returns the config."""
+    check_sizes(model, **{name: config[name] for name in SIZE_ARGUMENTS if name in config})
+    return config
+
+
 class PresetMixin:
     """Published configurations: `preset_configs`, `from_preset`.
 
@@ -76,8 +99,9 @@ class PresetMixin:
         """Keeps constructor arguments as attributes of the same names: the config.
 
         Each backbone ends its `__init__` with one call under `# === Config ===` that names every
-        argument its config holds (`self._keep_config(hidden_dim=hidden_dim, ...)`); a subclass adds its
-        own with a second call. `get_config` writes them, in that order.
+        argument its config holds (`self._keep_config(**config)`, see `constructor_config`, or
+        `self._keep_config(hidden_dim=hidden_dim, ...)`); a subclass adds its own with a second call.
+        `get_config` writes them, in that order.
         """
         for name, value in arguments.items():
             setattr(self, name, value)
@@ -176,32 +200,26 @@ def embedding(input_dim, output_dim, initializer, dtype, name):
     )
 
 
-def transformer_blocks(
-    names,
-    num_heads,
-    intermediate_dim,
-    activation,
-    dropout,
-    layer_norm_epsilon,
-    initializer,
-    dtype,
-    block=TransformerEncoder,
-    **block_kwargs,
-):
+def transformer_blocks(config, initializer, dtype, names=None, block=TransformerEncoder, **block_kwargs):
     """One transformer block per name: by default a post-LN `TransformerEncoder` (BERT's block).
 
-    `activation`: one of our names (`keras_pretrain.layers.activations`);
+    `config`: the backbone's config (`constructor_config`), read for
+    `num_heads`, `intermediate_dim`, `activation` (one of our names,
+    `keras_pretrain.layers.activations`), `dropout`, `layer_norm_epsilon`
+    and, without `names`, `num_layers` (names `transformer_layer_{i}`);
     `initializer`: a function returning a fresh kernel initializer;
     `block`: the layer class (GPT: keras-hub's `TransformerDecoder`), built
     with these arguments and `block_kwargs`.
     """
+    if names is None:
+        names = [f"transformer_layer_{i}" for i in range(config["num_layers"])]
     return [
         block(
-            num_heads=num_heads,
-            intermediate_dim=intermediate_dim,
-            activation=get_activation(activation),
-            dropout=dropout,
-            layer_norm_epsilon=layer_norm_epsilon,
+            num_heads=config["num_heads"],
+            intermediate_dim=config["intermediate_dim"],
+            activation=get_activation(config["activation"]),
+            dropout=config["dropout"],
+            layer_norm_epsilon=config["layer_norm_epsilon"],
             kernel_initializer=initializer(),
             dtype=dtype,
             name=name,
@@ -229,10 +247,11 @@ class TransformerBackbone(Backbone):
     (`_embedding_layers`: token, position and segment embeddings summed,
     LayerNorm, dropout), the embedding sum (`_embedding_parts`, `_embed`),
     the stack of blocks with one output per layer and the optional pooler
-    (`_encode`). A family's `__init__` builds its layers with these helpers,
-    calls `super().__init__(inputs=..., outputs=self._encode(inputs))`,
-    names the arguments of its config in `_keep_config(...)` and overrides
-    only what differs.
+    (`_encode`). A family's `__init__` reads its arguments as its config
+    (`check_config_sizes(self, constructor_config(locals()))`),
+    builds its layers from it with these helpers and `transformer_blocks`,
+    calls `super().__init__(inputs=..., outputs=self._encode(inputs))`, keeps
+    the config (`_keep_config(**config)`) and overrides only what differs.
 
     Layer and attribute names (`token_embedding`, `position_embedding`,
     `segment_embedding`, `embeddings_add`, `embeddings_layer_norm`,
@@ -245,16 +264,7 @@ class TransformerBackbone(Backbone):
     block_mask_argument = "padding_mask"
 
     def _embedding_layers(
-        self,
-        vocabulary_size,
-        embedding_dim,
-        max_sequence_length,
-        dropout,
-        initializer,
-        dtype,
-        num_segments=None,
-        layer_norm_epsilon=None,
-        position_ids=False,
+        self, config, initializer, dtype, num_segments=None, layer_norm_epsilon=None, position_ids=False
     ):
         """Creates the embedding layers as attributes.
 
@@ -263,8 +273,13 @@ class TransformerBackbone(Backbone):
         `position_ids`, a plain `Embedding` looked up at computed ids),
         `segment_embedding` (with `num_segments`), `embeddings_add`,
         `embeddings_layer_norm` (with `layer_norm_epsilon`) and
-        `embeddings_dropout`.
+        `embeddings_dropout`. Their sizes come from `config` (the
+        backbone's `constructor_config`): `vocabulary_size`,
+        `max_sequence_length`, `dropout` and the width, `embedding_dim` where
+        the config has one (ALBERT's factorized embeddings), else `hidden_dim`.
         """
+        vocabulary_size, max_sequence_length = config["vocabulary_size"], config["max_sequence_length"]
+        embedding_dim = config.get("embedding_dim", config["hidden_dim"])
         self.token_embedding = keras_hub.layers.ReversibleEmbedding(
             input_dim=vocabulary_size,
             output_dim=embedding_dim,
@@ -292,7 +307,7 @@ class TransformerBackbone(Backbone):
             self.embeddings_layer_norm = keras.layers.LayerNormalization(
                 epsilon=layer_norm_epsilon, dtype=dtype, name="embeddings_layer_norm"
             )
-        self.embeddings_dropout = Dropout(dropout, dtype=dtype, name="embeddings_dropout")
+        self.embeddings_dropout = Dropout(config["dropout"], dtype=dtype, name="embeddings_dropout")
 
     def _embedding_parts(self, inputs):
         """The embeddings summed: token, position (and segment, where there is one)."""

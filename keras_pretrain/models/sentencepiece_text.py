@@ -5,7 +5,7 @@ whitespace runs joined to one space and the ends stripped, "``" and "''"
 turned into '"' (XLNet), NFKD with the accents (combining marks) removed,
 `str.lower()` for uncased models. `normalize` does the same with TF string
 ops, so eager calls, `tf.data` and an exported preprocessor give the same
-text; each tokenizer chooses the steps its reference takes:
+text; `preprocess_text` takes the steps of each family's reference:
 
 - ALBERT (google-research/albert `tokenization.py`): spaces joined, no quote
   replacement, accents = Python's `unicodedata.combining` characters;
@@ -24,6 +24,7 @@ import functools
 import sys
 import unicodedata
 
+from keras_pretrain.models.preset_preprocessor import preprocessing_function
 from keras_pretrain.models.special_tokens import tokenize_around_special_tokens
 
 # What counts as an accent to remove after NFKD (see the module docstring).
@@ -37,8 +38,9 @@ def _tf():
     return tf
 
 
-def _char_class(predicate):
-    """An RE2 character class of the code points where `predicate(chr(cp))` holds."""
+def char_class(predicate):
+    """An RE2 character class of the code points where `predicate(chr(cp))` holds (this Python's Unicode
+    tables: RE2's own classes follow another Unicode version, and its `\\s` is ASCII only)."""
     ranges, start = [], None
     for cp in range(sys.maxunicode + 2):
         inside = cp <= sys.maxunicode and not 0xD800 <= cp < 0xE000 and predicate(chr(cp))
@@ -54,9 +56,9 @@ def _char_class(predicate):
 def python_classes():
     """Python's (not RE2's) whitespace, combining and digit characters."""
     return {
-        "space": _char_class(str.isspace),
-        "combining": _char_class(unicodedata.combining),
-        "digit": _char_class(str.isdigit),
+        "space": char_class(str.isspace),
+        "combining": char_class(unicodedata.combining),
+        "digit": char_class(str.isdigit),
     }
 
 
@@ -109,6 +111,24 @@ def normalize(inputs, lowercase=False, remove_space=True, replace_quotes=False, 
     if lowercase:
         x = lower_utf8(x)
     return x
+
+
+def preprocess_text(inputs, lowercase=False, keep_accents=False, xlnet_quotes=False):
+    """`preprocess_text` of the SentencePiece families' originals, in-graph, written once: albert
+    `tokenization.preprocess_text` (the defaults; `AlbertTokenizer`) and xlnet `prepro_utils.preprocess_text`
+    (`xlnet_quotes=True`; `XLNetTokenizer`), the in-graph twin of the Python
+    `features_sentencepiece.normalize_sentencepiece_text` (same options).
+
+    Args:
+        inputs: strings (a tensor or anything `tf.convert_to_tensor` takes); anything else is returned
+            unchanged.
+        lowercase: bool, `str.lower()` last (the originals' `lower`).
+        keep_accents: bool, skip NFKD and the removal of the combining characters (xlnet's option and
+            `transformers`'; albert's original always strips them).
+        xlnet_quotes: bool, "``" and "''" -> '"' (xlnet's, before NFKD).
+    """
+    return normalize(inputs, lowercase=lowercase, remove_space=True, replace_quotes=xlnet_quotes,
+                     strip_accents=not keep_accents, accents=COMBINING)
 
 
 def split_digit_comma(sentence_piece, ids, drop_space=False):
@@ -211,3 +231,31 @@ class ReloadsSentencePiece:
                 raise
             self._sentence_piece = None  # rebuilt from `self.proto` by keras-hub on the next call
             return function(inputs)
+
+
+class PreprocessesSentencePiece(ReloadsSentencePiece):
+    """Mixin for the SentencePiece families' tokenizers (ALBERT, XLNet): the original pipeline in-graph,
+    `preprocess_text` before keras-hub's SentencePiece and the digit-comma re-split (`split_digit_comma`)
+    after it; with `special_tokens_in_strings`, the raw text cut at the special tokens first and each piece
+    between preprocessed alone (`tokenize_tf`).
+
+    A subclass sets its family's options: `drop_space` (`split_digit_comma`'s) and `xlnet_quotes`
+    (`preprocess_text`'s) as class attributes, `lowercase` (and `keep_accents`) on the instance.
+    """
+
+    drop_space = False
+    xlnet_quotes = False
+    keep_accents = False
+
+    def tokenize(self, inputs):
+        if self.special_tokens_in_strings:  # preprocessed piece by piece in `_tokenize_tf`
+            return super().tokenize(inputs)
+        return super().tokenize(self._preprocess_text(inputs))
+
+    @preprocessing_function
+    def _tokenize_tf(self, inputs):
+        return tokenize_tf(self, inputs, drop_space=self.drop_space, preprocess=self._preprocess_text)
+
+    def _preprocess_text(self, inputs):
+        return preprocess_text(inputs, lowercase=self.lowercase, keep_accents=self.keep_accents,
+                               xlnet_quotes=self.xlnet_quotes)

@@ -9,6 +9,7 @@ from benchmarks.bench_glue import STSB_MAX
 from benchmarks.bench_glue import glue_batch
 from benchmarks.bench_glue import glue_step
 from benchmarks.bench_glue import report
+from tests.benchmarks.step_results import step_result
 
 
 def _check_pairs(x, rows, seq):
@@ -44,11 +45,7 @@ def test_an_unknown_task_is_refused():
 
 
 def _result(backend, step_s, ratios):
-    return {"backend": backend, "shape": "base", "batch": 8, "seq": 128, "threads": {"threads": 2},
-            "ours": {"step_s": step_s, "params": 109_483_009, "loss_first": 2.2, "loss_last": 0.5},
-            "transformers": {"step_s": 2 * step_s, "params": 109_483_009, "loss_first": 2.2, "loss_last": 0.5},
-            "vs_transformers": {"median": float(np.median(ratios)), "min": min(ratios), "max": max(ratios),
-                                "per_round": ratios}, "notes": ["a note"]}
+    return step_result(backend, step_s, ratios, threads=2, params=(109_483_009, 109_483_009))
 
 
 def test_report_judges_each_task_on_its_best_backend():

@@ -10,6 +10,7 @@ from benchmarks.bench_tagging import IGNORE
 from benchmarks.bench_tagging import SUBWORD_SHARE
 from benchmarks.bench_tagging import ner_batch
 from benchmarks.bench_tagging import report
+from tests.benchmarks.step_results import step_result
 
 
 def test_labels_ignore_the_specials_and_about_the_subword_share():
@@ -36,11 +37,7 @@ def test_the_batch_is_fixed_by_its_seed():
 
 
 def _result(backend, step_s, ratios):
-    return {"backend": backend, "shape": "base", "batch": 8, "seq": 128, "threads": {"threads": 1},
-            "ours": {"step_s": step_s, "params": 109_080_585, "loss_first": 2.2, "loss_last": 0.5},
-            "transformers": {"step_s": 2 * step_s, "params": 108_489_993, "loss_first": 2.2, "loss_last": 0.5},
-            "vs_transformers": {"median": float(np.median(ratios)), "min": min(ratios), "max": max(ratios),
-                                "per_round": ratios}, "notes": ["a note"]}
+    return step_result(backend, step_s, ratios, threads=1, params=(109_080_585, 108_489_993))
 
 
 def test_report_takes_the_best_backend_for_the_target():

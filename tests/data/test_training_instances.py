@@ -3,15 +3,13 @@ import random
 
 import pytest
 
-from keras_pretrain.data.instances import (
-    create_doc_sentences,
-    create_full_sentences,
-    create_instances,
-    create_lm_stream,
-    create_nsp_instances,
-    create_sop_instances,
-    truncate_seq_pair,
-)
+from keras_pretrain.data.instances import create_doc_sentences
+from keras_pretrain.data.instances import create_full_sentences
+from keras_pretrain.data.instances import create_instances
+from keras_pretrain.data.instances import create_lm_stream
+from keras_pretrain.data.instances import create_nsp_instances
+from keras_pretrain.data.instances import create_sop_instances
+from keras_pretrain.data.instances import truncate_seq_pair
 
 pytestmark = pytest.mark.tf_only  # pure Python: once, in the TensorFlow run, is enough
 
@@ -100,14 +98,9 @@ def test_short_seq_prob_gives_shorter_targets():
     assert mean(short) < mean(full) - 3
 
 
-def _stream(docs, separator):
-    out = []
-    for doc in docs:
-        if out and separator:
-            out.append(separator)
-        for s in doc:
-            out.extend(s)
-    return out
+def _stream(docs):
+    """Every token of `docs`, in order."""
+    return [token for doc in docs for sentence in doc for token in sentence]
 
 
 def test_full_sentences_packs_across_documents_with_separator():
@@ -128,7 +121,7 @@ def test_full_sentences_packs_across_documents_with_separator():
     assert crossing > 0
     flat = [t for body in inner for t in body]
     # Nothing lost, order kept; separators only between documents.
-    assert [t for t in flat if t != "[SEP]"] == [t for t in _stream(docs, None)]
+    assert [t for t in flat if t != "[SEP]"] == [t for t in _stream(docs)]
     for body in inner:
         for prev, nxt in zip(body, body[1:]):
             if prev != "[SEP]" and nxt != "[SEP]" and _where(prev)[0] != _where(nxt)[0]:
@@ -142,7 +135,7 @@ def test_doc_sentences_never_crosses_a_document():
     for inst in instances:
         assert len(inst.tokens) <= 16
         assert len({_where(t)[0] for t in inst.tokens[1:-1]}) == 1
-    assert [t for i in instances for t in i.tokens[1:-1]] == _stream(docs, None)
+    assert [t for i in instances for t in i.tokens[1:-1]] == _stream(docs)
 
 
 def test_long_sentence_is_cut_not_lost():

@@ -6,6 +6,13 @@ import numpy as np
 import pytest
 
 from keras_pretrain.layers.transformer_encoder import TransformerEncoder
+from tests.block_parity import assert_config_round_trip
+from tests.block_parity import assert_dropout_in_training_only
+from tests.block_parity import assert_one_step_gives_the_same_weights
+from tests.block_parity import assert_same_variables
+from tests.block_parity import block_inputs
+from tests.block_parity import relative
+from tests.block_parity import same_weights
 from tests.testing import assert_all_close
 
 HIDDEN, HEADS, INTERMEDIATE = 16, 2, 32
@@ -13,39 +20,20 @@ HIDDEN, HEADS, INTERMEDIATE = 16, 2, 32
 
 def pair(normalize_first=False, dropout=0.0, ours_dropout=None, seed=0):
     """keras-hub's layer and ours with identical (random, non-trivial) weights."""
-    rng = np.random.default_rng(seed)
     kwargs = dict(intermediate_dim=INTERMEDIATE, num_heads=HEADS, normalize_first=normalize_first,
                   activation=keras_hub.layers.TransformerEncoder(1, 1).activation)
     reference = keras_hub.layers.TransformerEncoder(dropout=dropout, **kwargs)
     ours = TransformerEncoder(dropout=dropout if ours_dropout is None else ours_dropout, **kwargs)
-    shape = (2, 7, HIDDEN)
-    reference.build(shape)
-    ours.build(shape)
-    for mine, theirs in zip(ours.weights, reference.weights):
-        value = rng.normal(0, 0.3, theirs.shape).astype("float32")
-        theirs.assign(value)
-        mine.assign(value)
-    return reference, ours
+    return same_weights(reference, ours, (2, 7, HIDDEN), seed)
 
 
 def inputs(seed=0):
-    rng = np.random.default_rng(seed)
-    x = rng.normal(size=(3, 7, HIDDEN)).astype("float32")
-    padding = np.ones((3, 7), "int32")
-    padding[1, 4:] = 0
-    padding[2, :] = 0  # an all-padding sequence: every query row fully masked
-    attention = rng.random((3, 7, 7)) > 0.3
-    return x, padding, attention
-
-
-def relative(path):
-    return path.split("/", 1)[1]
+    return block_inputs(7, HIDDEN, seed)
 
 
 def test_same_variables_as_keras_hub():
     reference, ours = pair()
-    assert [relative(v.path) for v in ours.weights] == [relative(v.path) for v in reference.weights]
-    assert [tuple(v.shape) for v in ours.weights] == [tuple(v.shape) for v in reference.weights]
+    assert_same_variables(reference, ours)
     assert len(ours.non_trainable_weights) == len(reference.non_trainable_weights)
     assert "query" in relative(ours.weights[0].path)
 
@@ -80,27 +68,13 @@ def test_training_path_matches_keras_hub(normalize_first):
 def test_gradients_match_keras_hub():
     """One SGD step through each layer (explicit attention path on ours) gives the same weights."""
     reference, ours = pair(ours_dropout=1e-9)
-    x, padding, _ = inputs(2)
-    padding[2, :3] = 1
-    target = np.random.default_rng(3).normal(size=x.shape).astype("float32")
-    for layer in (reference, ours):
-        features = keras.Input((7, HIDDEN))
-        mask = keras.Input((7,), dtype="int32")
-        model = keras.Model([features, mask], layer(features, padding_mask=mask))
-        model.compile(optimizer=keras.optimizers.SGD(1.0), loss="mse")
-        model.train_on_batch([x, padding], target)
-    for mine, theirs in zip(ours.weights, reference.weights):
-        assert_all_close(mine, theirs, atol=1e-5, what=relative(theirs.path))
+    assert_one_step_gives_the_same_weights(reference, ours, 7, HIDDEN, "padding_mask")
 
 
 def test_dropout_is_active_in_training_only():
     _, ours = pair(dropout=0.5)
     x, padding, _ = inputs()
-    first = keras.ops.convert_to_numpy(ours(x, padding_mask=padding, training=True))
-    second = keras.ops.convert_to_numpy(ours(x, padding_mask=padding, training=True))
-    inference = keras.ops.convert_to_numpy(ours(x, padding_mask=padding))
-    assert np.abs(first - second).max() > 1e-2
-    assert np.abs(first - inference).max() > 1e-2
+    inference = assert_dropout_in_training_only(ours, x, padding_mask=padding)
     assert_all_close(ours(x, padding_mask=padding), inference, atol=0, what="inference is deterministic")
 
 
@@ -115,11 +89,7 @@ def test_attention_scores_fall_back_to_keras_hub():
 
 def test_config_round_trip():
     _, ours = pair(normalize_first=True, dropout=0.1)
-    config = keras.saving.serialize_keras_object(ours)
-    assert config["registered_name"] == "keras_pretrain>TransformerEncoder"
-    restored = keras.saving.deserialize_keras_object(config)
-    assert type(restored) is TransformerEncoder
-    assert restored.get_config() == ours.get_config()
+    assert_config_round_trip(ours, TransformerEncoder, "keras_pretrain>TransformerEncoder")
 
 
 @pytest.mark.parametrize("normalize_first", [False, True])

@@ -5,7 +5,8 @@ import keras
 from keras_pretrain.errors import ConfigError
 from keras_pretrain.layers.initializers import kernel_initializer
 from keras_pretrain.models.backbone import TransformerBackbone
-from keras_pretrain.models.backbone import check_sizes
+from keras_pretrain.models.backbone import check_config_sizes
+from keras_pretrain.models.backbone import constructor_config
 from keras_pretrain.models.backbone import int_inputs
 from keras_pretrain.models.backbone import pooler
 from keras_pretrain.models.backbone import transformer_blocks
@@ -64,38 +65,22 @@ class AlbertBackbone(TransformerBackbone):
 
     Example:
     ```python
-    backbone = AlbertBackbone.from_preset("albert_base_v2")
-    outputs = backbone({
-        "token_ids": np.ones((1, 12), "int32"),
-        "segment_ids": np.zeros((1, 12), "int32"),
-        "padding_mask": np.ones((1, 12), "int32"),
-    })
+    backbone = AlbertBackbone.from_preset("albert_base_v2")  # 12 layers sharing one block
+    token_ids = np.array([[2, 10975, 126, 3]], "int32")  # [CLS] ▁hello ▁world [SEP]
+    mask = np.ones_like(token_ids)
+    outputs = backbone({"token_ids": token_ids, "segment_ids": 0 * mask, "padding_mask": mask})
+    len(outputs["encoder_outputs"])  # 12, one per layer
     ```
 
     Reference: https://arxiv.org/abs/1909.11942
     """
 
     def __init__(
-        self,
-        vocabulary_size,
-        num_layers,
-        num_heads,
-        hidden_dim,
-        intermediate_dim,
-        embedding_dim=128,
-        num_groups=1,
-        num_inner_repetitions=1,
-        dropout=0.0,
-        max_sequence_length=512,
-        num_segments=2,
-        activation="gelu_approximate",
-        layer_norm_epsilon=1e-12,
-        initializer_range=0.02,
-        dtype=None,
-        **kwargs,
+        self, vocabulary_size, num_layers, num_heads, hidden_dim, intermediate_dim, embedding_dim=128,
+        num_groups=1, num_inner_repetitions=1, dropout=0.0, max_sequence_length=512, num_segments=2,
+        activation="gelu_approximate", layer_norm_epsilon=1e-12, initializer_range=0.02, dtype=None, **kwargs,
     ):
-        check_sizes(self, vocabulary_size=vocabulary_size, num_layers=num_layers, num_heads=num_heads,
-                    hidden_dim=hidden_dim, intermediate_dim=intermediate_dim, max_sequence_length=max_sequence_length, embedding_dim=embedding_dim, num_groups=num_groups)
+        config = check_config_sizes(self, constructor_config(locals()))
         if not 1 <= num_groups <= num_layers:
             raise ConfigError(
                 f"AlbertBackbone: num_groups must be between 1 and num_layers "
@@ -110,10 +95,7 @@ class AlbertBackbone(TransformerBackbone):
         # === Layers ===
         init = lambda: kernel_initializer(initializer_range)  # noqa: E731
         # BERT's embedding layers at width E, then the E -> H projection.
-        self._embedding_layers(
-            vocabulary_size, embedding_dim, max_sequence_length, dropout, init, dtype,
-            num_segments=num_segments, layer_norm_epsilon=layer_norm_epsilon,
-        )
+        self._embedding_layers(config, init, dtype, num_segments=num_segments, layer_norm_epsilon=layer_norm_epsilon)
         self.embeddings_projection = keras.layers.Dense(
             hidden_dim,
             kernel_initializer=init(),
@@ -123,8 +105,7 @@ class AlbertBackbone(TransformerBackbone):
         # transformer_layers[group][inner]: the distinct (shared) blocks.
         self.transformer_layers = [
             transformer_blocks(
-                [f"group_{g}_inner_{i}" for i in range(num_inner_repetitions)],
-                num_heads, intermediate_dim, activation, dropout, layer_norm_epsilon, init, dtype,
+                config, init, dtype, names=[f"group_{g}_inner_{i}" for i in range(num_inner_repetitions)]
             )
             for g in range(num_groups)
         ]
@@ -136,13 +117,7 @@ class AlbertBackbone(TransformerBackbone):
         super().__init__(inputs=inputs, outputs=self._encode(inputs), dtype=dtype, **kwargs)
 
         # === Config ===
-        self._keep_config(
-            vocabulary_size=vocabulary_size, num_layers=num_layers, num_heads=num_heads, hidden_dim=hidden_dim,
-            intermediate_dim=intermediate_dim, embedding_dim=embedding_dim, num_groups=num_groups,
-            num_inner_repetitions=num_inner_repetitions, dropout=dropout, max_sequence_length=max_sequence_length,
-            num_segments=num_segments, activation=activation, layer_norm_epsilon=layer_norm_epsilon,
-            initializer_range=initializer_range,
-        )
+        self._keep_config(**config)
 
     def _embed(self, inputs):
         return self.embeddings_projection(super()._embed(inputs))

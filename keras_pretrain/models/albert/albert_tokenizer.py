@@ -29,38 +29,32 @@ Special ids of the published vocabulary: `<pad>`=0, `<unk>`=1, `[CLS]`=2,
 each, the pieces between preprocessed and encoded one by one).
 """
 
+import functools
+
 import keras
 import keras_hub
 
+from keras_pretrain.models import sentencepiece_text
 from keras_pretrain.models.preset_preprocessor import PresetPreprocessorMixin
-from keras_pretrain.models.preset_preprocessor import preprocessing_function
-from keras_pretrain.models.sentencepiece_text import COMBINING
-from keras_pretrain.models.sentencepiece_text import ReloadsSentencePiece
+from keras_pretrain.models.sentencepiece_text import PreprocessesSentencePiece
 from keras_pretrain.models.sentencepiece_text import lower_utf8  # noqa: F401 - re-exported
-from keras_pretrain.models.sentencepiece_text import normalize
 from keras_pretrain.models.sentencepiece_text import python_classes  # noqa: F401 - re-exported
 from keras_pretrain.models.sentencepiece_text import split_digit_comma  # noqa: F401 - re-exported
-from keras_pretrain.models.sentencepiece_text import tokenize_tf
 from keras_pretrain.models.special_tokens import present_special_tokens
 
 # The published models' unknown piece (keras-hub's ALBERT tokenizer has no attribute for it).
 UNKNOWN_PIECE = "<unk>"
 
 
-def preprocess_text(inputs, lowercase=True, keep_accents=False):
-    """The original `preprocess_text(inputs, lower=lowercase)`, in-graph.
-
-    `keep_accents=True` (the `transformers` option) skips NFKD and the
-    removal of combining characters; the original always does both.
-    """
-    return normalize(
-        inputs, lowercase=lowercase, remove_space=True, replace_quotes=False,
-        strip_accents=not keep_accents, accents=COMBINING,
-    )
+# The original `preprocess_text(inputs, lower=lowercase)`, in-graph (what `AlbertTokenizer` runs, through
+# `PreprocessesSentencePiece`): `sentencepiece_text.preprocess_text` with ALBERT's options (no quote replacement;
+# `keep_accents=True`, the `transformers` option, skips NFKD and the removal of combining characters, which the
+# original always does), lower-cased by default as the published models.
+preprocess_text = functools.partial(sentencepiece_text.preprocess_text, lowercase=True)
 
 
 @keras.saving.register_keras_serializable(package="keras_pretrain")
-class AlbertTokenizer(ReloadsSentencePiece, keras_hub.models.AlbertTokenizer):
+class AlbertTokenizer(PreprocessesSentencePiece, keras_hub.models.AlbertTokenizer):
     """SentencePiece tokenizer for ALBERT v2 (`30k-clean.model`), in-graph.
 
     Gives the ids of the original `encode_ids(sp, preprocess_text(text,
@@ -91,18 +85,6 @@ class AlbertTokenizer(ReloadsSentencePiece, keras_hub.models.AlbertTokenizer):
         self.keep_accents = keep_accents
         self.special_tokens_in_strings = bool(special_tokens_in_strings)
         super().__init__(proto=proto, **kwargs)
-
-    def tokenize(self, inputs):
-        if self.special_tokens_in_strings:  # preprocessed piece by piece in `_tokenize_tf`
-            return super().tokenize(inputs)
-        return super().tokenize(
-            preprocess_text(inputs, self.lowercase, self.keep_accents)
-        )
-
-    @preprocessing_function
-    def _tokenize_tf(self, inputs):
-        return tokenize_tf(self, inputs, drop_space=False,
-                           preprocess=lambda x: preprocess_text(x, self.lowercase, self.keep_accents))
 
     def _special_ids_in_strings(self):
         """{token: id} of the special tokens `special_tokens_in_strings` reads."""

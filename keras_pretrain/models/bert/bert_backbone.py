@@ -4,7 +4,8 @@ import keras
 
 from keras_pretrain.layers.initializers import kernel_initializer
 from keras_pretrain.models.backbone import TransformerBackbone
-from keras_pretrain.models.backbone import check_sizes
+from keras_pretrain.models.backbone import check_config_sizes
+from keras_pretrain.models.backbone import constructor_config
 from keras_pretrain.models.backbone import embedding
 from keras_pretrain.models.backbone import int_inputs
 from keras_pretrain.models.backbone import pooler
@@ -51,50 +52,33 @@ class BertBackbone(TransformerBackbone):
     Example:
     ```python
     backbone = BertBackbone.from_preset("bert_tiny_en_uncased")
+    token_ids = np.array([[101, 7592, 2088, 102, 0, 0]], "int32")  # [CLS] hello world [SEP] [PAD] [PAD]
     outputs = backbone({
-        "token_ids": np.ones((1, 12), "int32"),
-        "segment_ids": np.zeros((1, 12), "int32"),
-        "padding_mask": np.ones((1, 12), "int32"),
+        "token_ids": token_ids,
+        "segment_ids": np.zeros_like(token_ids),
+        "padding_mask": (token_ids != 0).astype("int32"),
     })
+    outputs["pooled_output"].shape  # (1, 128)
     ```
 
     Reference: https://arxiv.org/abs/1810.04805
     """
 
     def __init__(
-        self,
-        vocabulary_size,
-        num_layers,
-        num_heads,
-        hidden_dim,
-        intermediate_dim,
-        dropout=0.1,
-        max_sequence_length=512,
-        num_segments=2,
-        activation="gelu_approximate",
-        layer_norm_epsilon=1e-12,
-        initializer_range=0.02,
-        num_task_types=None,
-        dtype=None,
-        **kwargs,
+        self, vocabulary_size, num_layers, num_heads, hidden_dim, intermediate_dim, dropout=0.1,
+        max_sequence_length=512, num_segments=2, activation="gelu_approximate", layer_norm_epsilon=1e-12,
+        initializer_range=0.02, num_task_types=None, dtype=None, **kwargs,
     ):
-        check_sizes(self, vocabulary_size=vocabulary_size, num_layers=num_layers, num_heads=num_heads,
-                    hidden_dim=hidden_dim, intermediate_dim=intermediate_dim, max_sequence_length=max_sequence_length)
+        config = check_config_sizes(self, constructor_config(locals()))
         # === Layers ===
         init = lambda: kernel_initializer(initializer_range)  # noqa: E731
-        self._embedding_layers(
-            vocabulary_size, hidden_dim, max_sequence_length, dropout, init, dtype,
-            num_segments=num_segments, layer_norm_epsilon=layer_norm_epsilon,
-        )
+        self._embedding_layers(config, init, dtype, num_segments=num_segments, layer_norm_epsilon=layer_norm_epsilon)
         self.task_type_embedding = None
         if num_task_types:
             self.task_type_embedding = embedding(
                 num_task_types, hidden_dim, init, dtype, "task_type_embedding"
             )
-        self.transformer_layers = transformer_blocks(
-            [f"transformer_layer_{i}" for i in range(num_layers)],
-            num_heads, intermediate_dim, activation, dropout, layer_norm_epsilon, init, dtype,
-        )
+        self.transformer_layers = transformer_blocks(config, init, dtype)
         self.pooled_dense = pooler(hidden_dim, init, dtype)
 
         # === Functional Model ===
@@ -104,12 +88,7 @@ class BertBackbone(TransformerBackbone):
         super().__init__(inputs=inputs, outputs=self._encode(inputs), dtype=dtype, **kwargs)
 
         # === Config ===
-        self._keep_config(
-            vocabulary_size=vocabulary_size, num_layers=num_layers, num_heads=num_heads, hidden_dim=hidden_dim,
-            intermediate_dim=intermediate_dim, dropout=dropout, max_sequence_length=max_sequence_length,
-            num_segments=num_segments, activation=activation, layer_norm_epsilon=layer_norm_epsilon,
-            initializer_range=initializer_range, num_task_types=num_task_types,
-        )
+        self._keep_config(**config)
 
     def _embedding_parts(self, inputs):
         """Token, position, segment (and task-type) embeddings."""

@@ -4,7 +4,8 @@ import keras
 
 from keras_pretrain.layers.initializers import kernel_initializer
 from keras_pretrain.models.backbone import TransformerBackbone
-from keras_pretrain.models.backbone import check_sizes
+from keras_pretrain.models.backbone import check_config_sizes
+from keras_pretrain.models.backbone import constructor_config
 from keras_pretrain.models.backbone import int_inputs
 from keras_pretrain.models.backbone import transformer_blocks
 
@@ -47,40 +48,19 @@ class DistilBertBackbone(TransformerBackbone):
     """
 
     def __init__(
-        self,
-        vocabulary_size,
-        num_layers,
-        num_heads,
-        hidden_dim,
-        intermediate_dim,
-        dropout=0.1,
-        max_sequence_length=512,
-        activation="gelu",
-        layer_norm_epsilon=1e-12,
-        initializer_range=0.02,
-        dtype=None,
-        **kwargs,
+        self, vocabulary_size, num_layers, num_heads, hidden_dim, intermediate_dim, dropout=0.1,
+        max_sequence_length=512, activation="gelu", layer_norm_epsilon=1e-12, initializer_range=0.02,
+        dtype=None, **kwargs,
     ):
-        check_sizes(self, vocabulary_size=vocabulary_size, num_layers=num_layers, num_heads=num_heads,
-                    hidden_dim=hidden_dim, intermediate_dim=intermediate_dim, max_sequence_length=max_sequence_length)
+        config = check_config_sizes(self, constructor_config(locals()))
         # === Layers ===
         init = lambda: kernel_initializer(initializer_range)  # noqa: E731
-        self._embedding_layers(
-            vocabulary_size, hidden_dim, max_sequence_length, dropout, init, dtype,
-            layer_norm_epsilon=layer_norm_epsilon,
-        )
-        self.transformer_layers = transformer_blocks(
-            [f"transformer_layer_{i}" for i in range(num_layers)],
-            num_heads, intermediate_dim, activation, dropout, layer_norm_epsilon, init, dtype,
-        )
+        self._embedding_layers(config, init, dtype, layer_norm_epsilon=layer_norm_epsilon)
+        self.transformer_layers = transformer_blocks(config, init, dtype)
 
         # === Functional Model ===
         inputs = int_inputs("token_ids", "padding_mask")
         super().__init__(inputs=inputs, outputs=self._encode(inputs), dtype=dtype, **kwargs)
 
         # === Config ===
-        self._keep_config(
-            vocabulary_size=vocabulary_size, num_layers=num_layers, num_heads=num_heads, hidden_dim=hidden_dim,
-            intermediate_dim=intermediate_dim, dropout=dropout, max_sequence_length=max_sequence_length,
-            activation=activation, layer_norm_epsilon=layer_norm_epsilon, initializer_range=initializer_range,
-        )
+        self._keep_config(**config)

@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from keras_pretrain.models.backbone import Backbone
+from keras_pretrain.models.backbone import constructor_config
 from keras_pretrain.models.elmo.elmo_layers import LSTMP
 from keras_pretrain.models.elmo.elmo_layers import ElmoCharacterEncoder
 
@@ -105,6 +106,7 @@ class ElmoBackbone(Backbone):
         dtype=None,
         **kwargs,
     ):
+        config = constructor_config(locals())
         # === Layers ===
         self.char_encoder = ElmoCharacterEncoder(
             num_characters=num_characters,
@@ -169,13 +171,7 @@ class ElmoBackbone(Backbone):
         )
 
         # === Config ===
-        self._keep_config(
-            num_layers=num_layers, hidden_dim=hidden_dim, lstm_dim=lstm_dim,
-            filters=[[int(w), int(n)] for w, n in filters], num_highway=num_highway,
-            char_embedding_dim=char_embedding_dim, num_characters=num_characters, max_characters=max_characters,
-            activation=activation, cell_clip=cell_clip, proj_clip=proj_clip, use_residual=use_residual,
-            dropout=dropout, stateful=stateful, max_batch_size=max_batch_size,
-        )
+        self._keep_config(**dict(config, filters=[[int(w), int(n)] for w, n in filters]))
 
     def reset_states(self):
         """Zeros the carried LSTM states of a stateful backbone (else nothing)."""

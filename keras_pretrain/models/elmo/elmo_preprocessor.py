@@ -9,8 +9,7 @@ from keras_pretrain.models.elmo.elmo_backbone import ElmoBackbone
 from keras_pretrain.models.elmo.elmo_tokenizer import ElmoCharacterMapper
 from keras_pretrain.models.preset_preprocessor import preprocessing_function
 from keras_pretrain.models.preset_preprocessor import sequence_length_property
-# private helper: an RE2 class of the code points where a Python predicate holds (this Python's Unicode tables).
-from keras_pretrain.models.sentencepiece_text import _char_class
+from keras_pretrain.models.sentencepiece_text import char_class
 from keras_pretrain.models.sentencepiece_text import python_classes
 from keras_pretrain.text import MAX_CHARACTERS
 
@@ -34,7 +33,7 @@ def _patterns():
     from this Python's Unicode tables: RE2's `\\s` is ASCII only and lacks
     U+000B, and its `\\p{L}` / `\\p{N}` follow a newer Unicode than Python's.
     """
-    word = _char_class(lambda c: c.isalnum() or c == "_")[1:-1]
+    word = char_class(lambda c: c.isalnum() or c == "_")[1:-1]
     space = python_classes()["space"][1:-1]
     keep = rf"[{_CJK}]|[^{word}{space}]"
     return rf"[{space}]+|{keep}", keep

@@ -4,7 +4,8 @@ import keras
 
 from keras_pretrain.layers.initializers import normal_kernel_initializer
 from keras_pretrain.models.backbone import TransformerBackbone
-from keras_pretrain.models.backbone import check_sizes
+from keras_pretrain.models.backbone import check_config_sizes
+from keras_pretrain.models.backbone import constructor_config
 from keras_pretrain.models.backbone import int_inputs
 from keras_pretrain.models.backbone import transformer_blocks
 from keras_pretrain.models.gpt.gpt_block import TransformerDecoder
@@ -50,10 +51,10 @@ class GPTBackbone(TransformerBackbone):
     Example:
     ```python
     backbone = GPTBackbone.from_preset("gpt_tiny")
-    outputs = backbone({
-        "token_ids": np.ones((1, 12), "int32"),
-        "padding_mask": np.ones((1, 12), "int32"),
-    })
+    token_ids = np.array([[40, 2310, 2018, 0], [40, 2310, 0, 0]], "int32")
+    padding_mask = np.array([[1, 1, 1, 0], [1, 1, 0, 0]], "int32")  # padding on the right
+    outputs = backbone({"token_ids": token_ids, "padding_mask": padding_mask})
+    outputs["sequence_output"].shape  # (2, 4, 64)
     ```
 
     Reference: Radford et al., "Improving Language Understanding by
@@ -67,31 +68,16 @@ class GPTBackbone(TransformerBackbone):
     supports_sequence_output_at = False
 
     def __init__(
-        self,
-        vocabulary_size,
-        num_layers,
-        num_heads,
-        hidden_dim,
-        intermediate_dim,
-        dropout=0.1,
-        max_sequence_length=512,
-        activation="gelu_approximate",
-        layer_norm_epsilon=1e-5,
-        initializer_range=0.02,
-        dtype=None,
-        **kwargs,
+        self, vocabulary_size, num_layers, num_heads, hidden_dim, intermediate_dim, dropout=0.1,
+        max_sequence_length=512, activation="gelu_approximate", layer_norm_epsilon=1e-5, initializer_range=0.02,
+        dtype=None, **kwargs,
     ):
-        check_sizes(self, vocabulary_size=vocabulary_size, num_layers=num_layers, num_heads=num_heads,
-                    hidden_dim=hidden_dim, intermediate_dim=intermediate_dim, max_sequence_length=max_sequence_length)
+        config = check_config_sizes(self, constructor_config(locals()))
         # === Layers ===
         init = lambda: normal_kernel_initializer(initializer_range)  # noqa: E731
-        self._embedding_layers(  # no LayerNorm on the embeddings
-            vocabulary_size, hidden_dim, max_sequence_length, dropout, init, dtype
-        )
+        self._embedding_layers(config, init, dtype)  # no LayerNorm on the embeddings
         self.transformer_layers = transformer_blocks(
-            [f"transformer_layer_{i}" for i in range(num_layers)],
-            num_heads, intermediate_dim, activation, dropout, layer_norm_epsilon, init, dtype,
-            block=TransformerDecoder, normalize_first=False,
+            config, init, dtype, block=TransformerDecoder, normalize_first=False
         )
 
         # === Functional Model ===
@@ -99,11 +85,7 @@ class GPTBackbone(TransformerBackbone):
         super().__init__(inputs=inputs, outputs=self._encode(inputs), dtype=dtype, **kwargs)
 
         # === Config ===
-        self._keep_config(
-            vocabulary_size=vocabulary_size, num_layers=num_layers, num_heads=num_heads, hidden_dim=hidden_dim,
-            intermediate_dim=intermediate_dim, dropout=dropout, max_sequence_length=max_sequence_length,
-            activation=activation, layer_norm_epsilon=layer_norm_epsilon, initializer_range=initializer_range,
-        )
+        self._keep_config(**config)
 
 
 def expand_vocabulary(backbone, num_new_tokens, seed=None):

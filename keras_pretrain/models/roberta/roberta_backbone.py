@@ -5,7 +5,8 @@ from keras import ops
 
 from keras_pretrain.layers.initializers import kernel_initializer
 from keras_pretrain.models.backbone import TransformerBackbone
-from keras_pretrain.models.backbone import check_sizes
+from keras_pretrain.models.backbone import check_config_sizes
+from keras_pretrain.models.backbone import constructor_config
 from keras_pretrain.models.backbone import int_inputs
 from keras_pretrain.models.backbone import pooler
 from keras_pretrain.models.backbone import transformer_blocks
@@ -75,36 +76,18 @@ class RobertaBackbone(TransformerBackbone):
     """
 
     def __init__(
-        self,
-        vocabulary_size,
-        num_layers,
-        num_heads,
-        hidden_dim,
-        intermediate_dim,
-        dropout=0.1,
-        max_sequence_length=514,
-        num_segments=1,
-        activation="gelu",
-        layer_norm_epsilon=1e-5,
-        initializer_range=0.02,
-        padding_id=1,
-        use_pooler=False,
-        dtype=None,
-        **kwargs,
+        self, vocabulary_size, num_layers, num_heads, hidden_dim, intermediate_dim, dropout=0.1,
+        max_sequence_length=514, num_segments=1, activation="gelu", layer_norm_epsilon=1e-5,
+        initializer_range=0.02, padding_id=1, use_pooler=False, dtype=None, **kwargs,
     ):
-        check_sizes(self, vocabulary_size=vocabulary_size, num_layers=num_layers, num_heads=num_heads,
-                    hidden_dim=hidden_dim, intermediate_dim=intermediate_dim, max_sequence_length=max_sequence_length)
+        config = check_config_sizes(self, constructor_config(locals()))
         # === Layers ===
         self.padding_id = padding_id  # read by `_embedding_parts` while building
         init = lambda: kernel_initializer(initializer_range)  # noqa: E731
         self._embedding_layers(
-            vocabulary_size, hidden_dim, max_sequence_length, dropout, init, dtype,
-            num_segments=num_segments, layer_norm_epsilon=layer_norm_epsilon, position_ids=True,
+            config, init, dtype, num_segments=num_segments, layer_norm_epsilon=layer_norm_epsilon, position_ids=True
         )
-        self.transformer_layers = transformer_blocks(
-            [f"transformer_layer_{i}" for i in range(num_layers)],
-            num_heads, intermediate_dim, activation, dropout, layer_norm_epsilon, init, dtype,
-        )
+        self.transformer_layers = transformer_blocks(config, init, dtype)
         self.pooled_dense = pooler(hidden_dim, init, dtype) if use_pooler else None
 
         # === Functional Model ===
@@ -112,12 +95,7 @@ class RobertaBackbone(TransformerBackbone):
         super().__init__(inputs=inputs, outputs=self._encode(inputs), dtype=dtype, **kwargs)
 
         # === Config ===
-        self._keep_config(
-            vocabulary_size=vocabulary_size, num_layers=num_layers, num_heads=num_heads, hidden_dim=hidden_dim,
-            intermediate_dim=intermediate_dim, dropout=dropout, max_sequence_length=max_sequence_length,
-            num_segments=num_segments, activation=activation, layer_norm_epsilon=layer_norm_epsilon,
-            initializer_range=initializer_range, padding_id=padding_id, use_pooler=use_pooler,
-        )
+        self._keep_config(**config)
 
     def _embedding_parts(self, inputs):
         """Token, padding-offset position and (the one) segment embeddings."""

@@ -7,7 +7,8 @@ from keras import ops
 from keras_pretrain.layers.dropout import Dropout
 from keras_pretrain.layers.initializers import normal_kernel_initializer
 from keras_pretrain.models.backbone import SubclassedBackbone
-from keras_pretrain.models.backbone import check_sizes
+from keras_pretrain.models.backbone import check_config_sizes
+from keras_pretrain.models.backbone import constructor_config
 from keras_pretrain.models.xlnet.xlnet_layers import XLNetFeedForward
 from keras_pretrain.models.xlnet.xlnet_layers import XLNetRelativeAttention
 from keras_pretrain.models.xlnet.xlnet_layers import XLNetSharedBiases
@@ -159,28 +160,11 @@ class XLNetBackbone(SubclassedBackbone):
     """
 
     def __init__(
-        self,
-        vocabulary_size,
-        num_layers,
-        num_heads,
-        hidden_dim,
-        intermediate_dim,
-        dropout=0.1,
-        activation="gelu",
-        layer_norm_epsilon=1e-12,
-        initializer_range=0.02,
-        attn_type="bi",
-        mem_len=None,
-        reuse_len=None,
-        clamp_len=-1,
-        same_length=False,
-        bi_data=False,
-        untie_r=True,
-        dtype=None,
-        **kwargs,
+        self, vocabulary_size, num_layers, num_heads, hidden_dim, intermediate_dim, dropout=0.1,
+        activation="gelu", layer_norm_epsilon=1e-12, initializer_range=0.02, attn_type="bi", mem_len=None,
+        reuse_len=None, clamp_len=-1, same_length=False, bi_data=False, untie_r=True, dtype=None, **kwargs,
     ):
-        check_sizes(self, vocabulary_size=vocabulary_size, num_layers=num_layers, num_heads=num_heads,
-                    hidden_dim=hidden_dim, intermediate_dim=intermediate_dim)
+        config = check_config_sizes(self, constructor_config(locals()))
         if attn_type not in ("bi", "uni"):
             raise ValueError(f"attn_type must be 'bi' or 'uni', got {attn_type!r}.")
         # Subclassed model: initialise first so the layers below are tracked
@@ -188,13 +172,7 @@ class XLNetBackbone(SubclassedBackbone):
         super().__init__(dtype=dtype, **kwargs)
 
         # === Config ===
-        self._keep_config(
-            vocabulary_size=vocabulary_size, num_layers=num_layers, num_heads=num_heads, hidden_dim=hidden_dim,
-            intermediate_dim=intermediate_dim, dropout=dropout, activation=activation,
-            layer_norm_epsilon=layer_norm_epsilon, initializer_range=initializer_range, attn_type=attn_type,
-            mem_len=mem_len, reuse_len=reuse_len, clamp_len=clamp_len, same_length=same_length, bi_data=bi_data,
-            untie_r=untie_r,
-        )
+        self._keep_config(**config)
         head_dim = hidden_dim // num_heads
 
         # === Layers ===

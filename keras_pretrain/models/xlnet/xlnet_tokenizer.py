@@ -41,27 +41,23 @@ token last, segment ids 0 / 1 / 2) and padded on the left
 (`XLNetPreprocessor`), so that the last position is always `<cls>`.
 """
 
+import functools
+
 import keras
 import keras_hub
 
-from keras_pretrain.models.preset_preprocessor import preprocessing_function
-from keras_pretrain.models.sentencepiece_text import COMBINING
-from keras_pretrain.models.sentencepiece_text import ReloadsSentencePiece
-from keras_pretrain.models.sentencepiece_text import normalize
-from keras_pretrain.models.sentencepiece_text import tokenize_tf
+from keras_pretrain.models import sentencepiece_text
+from keras_pretrain.models.sentencepiece_text import PreprocessesSentencePiece
 from keras_pretrain.models.special_tokens import present_special_tokens
 
 
-def preprocess_text(inputs, lowercase=False):
-    """The original `preprocess_text(inputs, lower=lowercase)`, in-graph (tf.strings ops)."""
-    return normalize(
-        inputs, lowercase=lowercase, remove_space=True, replace_quotes=True,
-        strip_accents=True, accents=COMBINING,
-    )
+# The original `preprocess_text(inputs, lower=lowercase)`, in-graph (what `XLNetTokenizer` runs, through
+# `PreprocessesSentencePiece`): `sentencepiece_text.preprocess_text` with XLNet's quotes.
+preprocess_text = functools.partial(sentencepiece_text.preprocess_text, xlnet_quotes=True)
 
 
 @keras.saving.register_keras_serializable(package="keras_pretrain")
-class XLNetTokenizer(ReloadsSentencePiece, keras_hub.tokenizers.SentencePieceTokenizer):
+class XLNetTokenizer(PreprocessesSentencePiece, keras_hub.tokenizers.SentencePieceTokenizer):
     """SentencePiece tokenizer for XLNet (`spiece.model`), in-graph.
 
     Gives the ids of the original `encode_ids(sp, preprocess_text(text,
@@ -84,6 +80,8 @@ class XLNetTokenizer(ReloadsSentencePiece, keras_hub.tokenizers.SentencePieceTok
     """
 
     squad_pipeline = "xlnet"  # keras_pretrain.tasks.question_answering.pipelines
+    drop_space = True  # `split_digit_comma`: prepro_utils takes the "▁" off (see the module docstring)
+    xlnet_quotes = True  # `preprocess_text`: "``" and "''" -> '"'
 
     SPECIAL_TOKENS = {
         "unk_token": "<unk>",
@@ -109,15 +107,6 @@ class XLNetTokenizer(ReloadsSentencePiece, keras_hub.tokenizers.SentencePieceTok
         """Id of `token`, or None when the vocabulary lacks it."""
         vocabulary = self.get_vocabulary()
         return vocabulary.index(token) if token in vocabulary else None
-
-    def tokenize(self, inputs):
-        if self.special_tokens_in_strings:  # preprocessed piece by piece in `_tokenize_tf`
-            return super().tokenize(inputs)
-        return super().tokenize(preprocess_text(inputs, self.lowercase))
-
-    @preprocessing_function
-    def _tokenize_tf(self, inputs):
-        return tokenize_tf(self, inputs, drop_space=True, preprocess=lambda x: preprocess_text(x, self.lowercase))
 
     def _special_ids_in_strings(self):
         """{token: id} of the special tokens `special_tokens_in_strings` reads."""

@@ -1,8 +1,8 @@
 """SQuAD examples -> ALBERT's SentencePiece SQuAD features (google-research/albert `squad_utils.py`).
 
 Record for record equal to albert's `convert_examples_to_features` written by its `FeatureWriter`, on the
-`RawContextSquadExample`s of albert's reader (`squad.read_squad_examples`, not bert's `run_squad.py` one).
-Its features (`squad.SentencePieceSquadFeature`) are built on SentencePiece pieces, aligned to the characters
+`SquadExample`s (with `paragraph_text`) of albert's reader (`squad.read_squad_examples`, not bert's `run_squad.py` one).
+Its features (`squad.SquadFeature`) are built on SentencePiece pieces, aligned to the characters
 of the raw context (`preprocess_text` is albert's, `normalize_sentencepiece_text` here):
 
 - the question: `encode_ids(preprocess_text(question))`, cut at `max_query_length` ids; the context:
@@ -45,10 +45,11 @@ For data with unknown pieces give this module a `SentencePieceProcessor` of the 
 
 import unicodedata
 
+from keras_pretrain.data import packing
 from keras_pretrain.tasks.question_answering import features_wordpiece
 from keras_pretrain.tasks.question_answering import windows
 from keras_pretrain.tasks.question_answering.squad import FIRST_UNIQUE_ID
-from keras_pretrain.tasks.question_answering.squad import SentencePieceSquadFeature
+from keras_pretrain.tasks.question_answering.squad import SquadFeature
 
 FEATURE_NAMES = ("unique_ids", "input_ids", "input_mask", "segment_ids", "p_mask")
 TRAINING_FEATURE_NAMES = FEATURE_NAMES + ("start_positions", "end_positions", "is_impossible")
@@ -74,17 +75,22 @@ def normalize_sentencepiece_text(inputs, lower=False, remove_space=True, keep_ac
     return outputs.lower() if lower else outputs
 
 
-def sentencepiece_functions(processor):
-    """`(encode_pieces, piece_to_id, id_to_piece)` of a `sentencepiece.SentencePieceProcessor`, as albert
-    `tokenization.encode_pieces(sp, text, return_unicode=False)` runs on Python 3: SentencePiece pieces,
-    and a piece ending in "<digit>," encoded again without its comma and its "▁" and followed by ","
-    (the original compares a str piece with the bytes "▁", so the new first piece keeps its "▁")."""
+def sentencepiece_functions(processor, drop_space=False):
+    """`(encode_pieces, piece_to_id, id_to_piece)` of a `sentencepiece.SentencePieceProcessor`, as the
+    originals' `encode_pieces(sp, text, return_unicode=False)` runs on Python 3: SentencePiece pieces, and a
+    piece ending in "<digit>," encoded again without its comma and its "▁" and followed by ",". albert's
+    (`drop_space=False`) compares a str piece with the bytes "▁", so the new first piece keeps its "▁"; xlnet
+    `prepro_utils`' (`drop_space=True`) takes it off when the piece had none (the piece dropped when it was
+    "▁" alone)."""
 
     def encode_pieces(text):
         pieces = []
         for piece in processor.EncodeAsPieces(text):
             if len(piece) > 1 and piece[-1] == "," and piece[-2].isdigit():
-                pieces += list(processor.EncodeAsPieces(piece[:-1].replace(SPIECE_UNDERLINE, ""))) + [","]
+                current = list(processor.EncodeAsPieces(piece[:-1].replace(SPIECE_UNDERLINE, "")))
+                if drop_space and piece[0] != SPIECE_UNDERLINE and current[0][0] == SPIECE_UNDERLINE:
+                    current = current[1:] if len(current[0]) == 1 else [current[0][1:]] + current[1:]
+                pieces += current + [","]
             else:
                 pieces.append(piece)
         return pieces
@@ -195,6 +201,111 @@ def align(paragraph_text, para_tokens, lower=True, legacy_byte_offsets=False):
 
 # === Features ===
 
+def example_pieces(example, encode_pieces, piece_to_id, max_query_length, is_training, lower, xlnet_quotes=False,
+                   legacy_byte_offsets=False):
+    """One example's pieces, as albert's (and xlnet's, its copy) `convert_examples_to_features` makes them.
+
+    Returns:
+        None when the alignment fails ("MISMATCH DETECTED!"), else `(query, doc, tok_start_to_orig_index,
+        tok_end_to_orig_index, answer)`: the question's ids (cut at `max_query_length`), the context's ids,
+        each context piece's first / last raw character, and (training, answerable question) the first and
+        last piece of the answer, else None.
+    """
+    def pieces(text):
+        return list(encode_pieces(normalize_sentencepiece_text(text, lower=lower, xlnet_quotes=xlnet_quotes)))
+
+    query = [piece_to_id(p) for p in pieces(example.question_text)][:max_query_length]
+    para_tokens = pieces(example.paragraph_text)
+    aligned = align(example.paragraph_text, para_tokens, lower, legacy_byte_offsets)
+    if aligned is None:
+        return None
+    tok_start_to_orig_index, tok_end_to_orig_index, orig_to_chartok_index, chartok_to_tok_index = aligned
+    answer = None
+    if is_training and not example.is_impossible:
+        start = example.start_position
+        end = start + len(example.orig_answer_text) - 1
+        answer = (chartok_to_tok_index[convert_index(orig_to_chartok_index, start, is_start=True)],
+                  chartok_to_tok_index[convert_index(orig_to_chartok_index, end, is_start=False)])
+        assert answer[0] <= answer[1]
+    return query, [piece_to_id(p) for p in para_tokens], tok_start_to_orig_index, tok_end_to_orig_index, answer
+
+
+def convert_windows(examples, encode_pieces, piece_to_id, layout, max_seq_length, doc_stride, max_query_length,
+                    is_training, lower, xlnet_quotes=False, legacy_byte_offsets=False, on_mismatch=None,
+                    output_fn=None):
+    """The SentencePiece features of `examples`, albert's and xlnet's `convert_examples_to_features` written once,
+    in their order (example by example, window by window); what differs is the `layout` of a window.
+
+    Args:
+        examples, encode_pieces, piece_to_id, max_seq_length, doc_stride, max_query_length, is_training,
+            output_fn: as `convert_examples_to_features`.
+        layout: callable `(query ids, the window's doc ids, max_seq_length) -> (fields, doc offset, null
+            position)`: the `SquadFeature` fields of the padded sequence (`input_ids`, `input_mask`,
+            `segment_ids`, `p_mask`, `paragraph_len`, ...), the position of the window's first doc piece, and
+            where a window without the answer (or an impossible question) points.
+        lower: bool, the texts and the alignment lower-cased (albert's `do_lower_case`, xlnet's `uncased`).
+        xlnet_quotes, legacy_byte_offsets: `normalize_sentencepiece_text`'s and `align`'s options.
+        on_mismatch: callable or None, called for an example skipped by the alignment (xlnet prints).
+    """
+    features = []
+    unique_id = FIRST_UNIQUE_ID
+    for example_index, example in enumerate(examples):
+        pieces = example_pieces(example, encode_pieces, piece_to_id, max_query_length, is_training, lower,
+                                xlnet_quotes, legacy_byte_offsets)
+        if pieces is None:
+            if on_mismatch is not None:
+                on_mismatch()
+            continue
+        query, doc, tok_start_to_orig_index, tok_end_to_orig_index, answer = pieces
+        max_tokens_for_doc = windows.max_tokens_for_doc(max_seq_length, len(query), 3)
+        if max_tokens_for_doc <= 0:
+            raise ValueError(f"max_seq_length={max_seq_length} leaves no room for the doc after a "
+                             f"{len(query)}-piece question and 3 special pieces.")
+        spans = windows.doc_spans(len(doc), max_tokens_for_doc, doc_stride)
+        for span_index, (doc_start, length) in enumerate(spans):
+            fields, offset, null_position = layout(query, doc[doc_start:doc_start + length], max_seq_length)
+            impossible, start_position, end_position = example.is_impossible, None, None
+            if is_training and not impossible:
+                if answer[0] >= doc_start and answer[1] <= doc_start + length - 1:
+                    start_position, end_position = answer[0] - doc_start + offset, answer[1] - doc_start + offset
+                else:
+                    impossible = True
+            if is_training and impossible:
+                start_position = end_position = null_position
+            feature = SquadFeature(
+                unique_id=unique_id, example_index=None if is_training else example_index,
+                doc_span_index=span_index,
+                tok_start_to_orig_index=tuple(tok_start_to_orig_index[doc_start:doc_start + length]),
+                tok_end_to_orig_index=tuple(tok_end_to_orig_index[doc_start:doc_start + length]),
+                token_is_max_context=windows.max_context_map(spans, span_index, offset),
+                start_position=start_position, end_position=end_position, is_impossible=impossible, **fields)
+            if output_fn is not None:
+                output_fn(feature)
+            features.append(feature)
+            unique_id += 1
+    return features
+
+
+def albert_layout(cls_id, sep_id, id_to_piece=None):
+    """albert's window (a `convert_windows` layout): `[CLS] question [SEP] doc [SEP]` (`packing.BERT`), the doc
+    in segment 1, 0-padded; `p_mask` 0 for `[CLS]` and the doc pieces, 1 elsewhere (padding included);
+    `paragraph_len` the unpadded length; `tokens` the pieces of all `input_ids` (None without `id_to_piece`);
+    the answer positions after `[CLS] question [SEP]`, 0 without it."""
+
+    def layout(query, doc, max_seq_length):
+        tokens, segment_ids = packing.BERT.pack_lists([query, doc], cls_id, sep_id)
+        padding = max_seq_length - len(tokens)
+        input_ids = tokens + [0] * padding
+        fields = dict(
+            input_ids=tuple(input_ids), input_mask=tuple([1] * len(tokens) + [0] * padding),
+            segment_ids=tuple(segment_ids + [0] * padding), paragraph_len=len(tokens),
+            p_mask=tuple([0] + [1] * (len(query) + 1) + [0] * len(doc) + [1] + [1] * padding),
+            tokens=None if id_to_piece is None else tuple(id_to_piece(t) for t in input_ids))
+        return fields, len(query) + 2, 0
+
+    return layout
+
+
 def convert_examples_to_features(examples, encode_pieces, piece_to_id, max_seq_length=384, doc_stride=128,
                                  max_query_length=64, is_training=False, do_lower_case=True, id_to_piece=None,
                                  cls_piece="[CLS]", sep_piece="[SEP]", legacy_byte_offsets=False,
@@ -202,22 +313,22 @@ def convert_examples_to_features(examples, encode_pieces, piece_to_id, max_seq_l
     """albert's `convert_examples_to_features`, in its order (example by example, window by window).
 
     Args:
-        examples: iterable of `RawContextSquadExample` (`squad.read_squad_examples`).
+        examples: iterable of `SquadExample` with `paragraph_text` (`squad.read_squad_examples`).
         encode_pieces: callable `preprocessed text -> list of str pieces` (albert's `encode_pieces`;
             `sentencepiece_functions(processor)[0]`). It is called on `normalize_sentencepiece_text(text,
             lower=do_lower_case)`.
         piece_to_id: callable `piece -> int` (`SentencePieceProcessor.PieceToId`).
         max_seq_length, doc_stride, max_query_length: ints, as the script's flags.
         is_training: bool, compute the answer positions (examples read with `is_training=True`).
-        do_lower_case: bool, `normalize_sentencepiece_text(..., lower=do_lower_case)` of the texts and of each raw
-            context character in the alignment.
-        id_to_piece: callable `int -> piece` for `SentencePieceSquadFeature.tokens` (None: `tokens` is None).
+        do_lower_case: bool, `normalize_sentencepiece_text(..., lower=do_lower_case)` of the texts and of each
+            raw context character in the alignment.
+        id_to_piece: callable `int -> piece` for `SquadFeature.tokens` (None: `tokens` is None).
         cls_piece, sep_piece: the pieces of `[CLS]` / `[SEP]`.
         legacy_byte_offsets: bool, the PyPI copy's byte-length offsets (see the module docstring).
         output_fn: optional callable, called with each feature as it is made (theirs), e.g. a writer.
 
     Returns:
-        A list of `SentencePieceSquadFeature`.
+        A list of `SquadFeature`.
 
     Example:
     ```python
@@ -230,69 +341,10 @@ def convert_examples_to_features(examples, encode_pieces, piece_to_id, max_seq_l
     write_features(features, "train.tfrecord", is_training=True)
     ```
     """
-    features = []
-    unique_id = FIRST_UNIQUE_ID
-    cls_id, sep_id = piece_to_id(cls_piece), piece_to_id(sep_piece)
-    for example_index, example in enumerate(examples):
-        query = [piece_to_id(p) for p in encode_pieces(normalize_sentencepiece_text(example.question_text, lower=do_lower_case))]
-        query = query[:max_query_length]
-        para_tokens = list(encode_pieces(normalize_sentencepiece_text(example.paragraph_text, lower=do_lower_case)))
-        aligned = align(example.paragraph_text, para_tokens, do_lower_case, legacy_byte_offsets)
-        if aligned is None:
-            continue
-        tok_start_to_orig_index, tok_end_to_orig_index, orig_to_chartok_index, chartok_to_tok_index = aligned
-        tok_start_position = tok_end_position = None
-        if is_training and example.is_impossible:
-            tok_start_position = tok_end_position = 0
-        if is_training and not example.is_impossible:
-            start = example.start_position
-            end = start + len(example.orig_answer_text) - 1
-            tok_start_position = chartok_to_tok_index[convert_index(orig_to_chartok_index, start, is_start=True)]
-            tok_end_position = chartok_to_tok_index[convert_index(orig_to_chartok_index, end, is_start=False)]
-            assert tok_start_position <= tok_end_position
-        all_doc_tokens = [piece_to_id(p) for p in para_tokens]
-        max_tokens_for_doc = windows.max_tokens_for_doc(max_seq_length, len(query), 3)
-        if max_tokens_for_doc <= 0:
-            raise ValueError(f"max_seq_length={max_seq_length} leaves no room for the doc after a "
-                             f"{len(query)}-piece question and 3 special pieces.")
-        spans = windows.doc_spans(len(all_doc_tokens), max_tokens_for_doc, doc_stride)
-        for span_index, (doc_start, length) in enumerate(spans):
-            tokens = [cls_id] + query + [sep_id]
-            max_context = {}
-            for position in range(doc_start, doc_start + length):
-                max_context[len(tokens)] = windows.is_max_context(spans, span_index, position)
-                tokens.append(all_doc_tokens[position])
-            tokens.append(sep_id)
-            paragraph_len = len(tokens)
-            padding = max_seq_length - paragraph_len
-            segment_ids = [0] * (len(query) + 2) + [1] * (length + 1) + [0] * padding
-            p_mask = [0] + [1] * (len(query) + 1) + [0] * length + [1] + [1] * padding
-            impossible = example.is_impossible
-            start_position = end_position = None
-            if is_training and not impossible:
-                if tok_start_position >= doc_start and tok_end_position <= doc_start + length - 1:
-                    offset = len(query) + 2
-                    start_position = tok_start_position - doc_start + offset
-                    end_position = tok_end_position - doc_start + offset
-                else:
-                    impossible = True
-            if is_training and impossible:
-                start_position = end_position = 0
-            feature = SentencePieceSquadFeature(
-                unique_id=unique_id, example_index=None if is_training else example_index,
-                doc_span_index=span_index,
-                tok_start_to_orig_index=tuple(tok_start_to_orig_index[doc_start:doc_start + length]),
-                tok_end_to_orig_index=tuple(tok_end_to_orig_index[doc_start:doc_start + length]),
-                token_is_max_context=max_context,
-                tokens=None if id_to_piece is None else tuple(id_to_piece(t) for t in tokens + [0] * padding),
-                input_ids=tuple(tokens + [0] * padding), input_mask=tuple([1] * paragraph_len + [0] * padding),
-                segment_ids=tuple(segment_ids), paragraph_len=paragraph_len, p_mask=tuple(p_mask),
-                start_position=start_position, end_position=end_position, is_impossible=impossible)
-            if output_fn is not None:
-                output_fn(feature)
-            features.append(feature)
-            unique_id += 1
-    return features
+    layout = albert_layout(piece_to_id(cls_piece), piece_to_id(sep_piece), id_to_piece)
+    return convert_windows(examples, encode_pieces, piece_to_id, layout, max_seq_length, doc_stride,
+                           max_query_length, is_training, do_lower_case, legacy_byte_offsets=legacy_byte_offsets,
+                           output_fn=output_fn)
 
 
 # === Files and arrays ===

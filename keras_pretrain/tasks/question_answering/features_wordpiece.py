@@ -225,17 +225,22 @@ def write_features(features, path, is_training=None):
     return write_records((feature_record(f, is_training) for f in features), path)
 
 
-def write_records(records, path):
-    """Writes dicts name -> list of ints as int64 `tf.train.Example`s (deterministically serialized) to a
-    TFRecord file; returns the number of records."""
+def write_records(records, path, float_names=()):
+    """Writes dicts name -> list of numbers as `tf.train.Example`s (int64 lists; float lists for the names in
+    `float_names`, as xlnet's `input_mask`), deterministically serialized, to a TFRecord file (the writer of
+    every SQuAD pipeline); returns the number of records."""
     import tensorflow as tf
+
+    def feature(name, values):
+        if name in float_names:
+            return tf.train.Feature(float_list=tf.train.FloatList(value=values))
+        return tf.train.Feature(int64_list=tf.train.Int64List(value=values))
 
     count = 0
     with tf.io.TFRecordWriter(path) as writer:
         for record in records:
             example = tf.train.Example(features=tf.train.Features(feature={
-                name: tf.train.Feature(int64_list=tf.train.Int64List(value=values))
-                for name, values in record.items()}))
+                name: feature(name, values) for name, values in record.items()}))
             writer.write(example.SerializeToString(deterministic=True))
             count += 1
     return count

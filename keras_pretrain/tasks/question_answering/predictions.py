@@ -364,8 +364,8 @@ def write_predictions(examples, features, results, n_best_size=20, max_answer_le
 # === albert squad_utils v1 ===
 
 def write_predictions_sentencepiece(examples, features, results, n_best_size=20, max_answer_length=30):
-    """(predictions, nbest) of `examples` (`squad.RawContextSquadExample`) from the logits of their evaluation
-    `features` (`squad.SentencePieceSquadFeature`, with `example_index`), as albert's
+    """(predictions, nbest) of `examples` (`squad.SquadExample`, with `paragraph_text`) from the logits of their
+    evaluation `features` (`squad.SquadFeature`, with `example_index`), as albert's
     `accumulate_predictions_v1` + `write_predictions_v1` (see the module docstring)."""
     predictions, nbest_json = {}, {}
     for example, windows, by_id in _by_example(examples, features, results):
@@ -386,8 +386,8 @@ def write_predictions_sentencepiece(examples, features, results, n_best_size=20,
 
 def write_predictions_beam(examples, features, results, n_best_size=20, max_answer_length=30, start_n_top=5,
                            end_n_top=5, layout="xlnet", null_score_diff_threshold=None):
-    """(predictions, nbest, null_odds) of `examples` (`squad.RawContextSquadExample`) from the beam `results` of
-    their evaluation `features` (`squad.SentencePieceSquadFeature`: `features_xlnet`'s for `xlnet`,
+    """(predictions, nbest, null_odds) of `examples` (`squad.SquadExample`, with `paragraph_text`) from the beam
+    `results` of their evaluation `features` (`squad.SquadFeature`: `features_xlnet`'s for `xlnet`,
     `features_sentencepiece`'s for `albert`); see the module docstring."""
     if layout not in LAYOUTS:
         raise ValueError(f"layout must be one of {LAYOUTS}; got {layout!r}")

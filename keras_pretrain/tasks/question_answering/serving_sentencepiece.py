@@ -287,6 +287,7 @@ class SentencePieceLayout:
     answer_class = True  # albert's v2.0 model is served too
     span_head = True  # and its v1.1 span head (SpanQuestionAnswering)
     drop_space = False  # albert's `encode_pieces` (`encode_pieces(..., drop_space=...)`)
+    xlnet_quotes = False  # albert's `preprocess_text` (`sentencepiece_text.preprocess_text(..., xlnet_quotes=...)`)
     last_excluded = 0  # beam spans reaching the window's last doc piece are kept
     null_threshold = True  # v2.0: "" when the null odds reach the threshold (write_predictions_v2)
 
@@ -312,10 +313,10 @@ class SentencePieceLayout:
         return self.sentence_piece
 
     def preprocess(self, tf, text):
-        from keras_pretrain.models.sentencepiece_text import normalize
+        from keras_pretrain.models.sentencepiece_text import preprocess_text
 
         # albert's preprocess_text always strips the accents (the tokenizer's keep_accents is transformers').
-        return normalize(text, lowercase=self.lowercase)
+        return preprocess_text(text, lowercase=self.lowercase, xlnet_quotes=self.xlnet_quotes)
 
     def _pieces(self, tf, text):
         return encode_pieces(tf, self.sentence_piece, self.preprocess(tf, text), self.drop_space)
@@ -367,6 +368,7 @@ class XLNetLayout(SentencePieceLayout):
     special = pipeline.special
     span_head = False
     drop_space = True
+    xlnet_quotes = True
     last_excluded = 1  # xlnet: `start >= paragraph_len - 1 or end >= paragraph_len - 1` is dropped
     null_threshold = False
     cls_index_input = True  # the model reads `<cls>` at `cls_index` (the recipe's inputs)
@@ -375,11 +377,6 @@ class XLNetLayout(SentencePieceLayout):
         super().__init__(tokenizer)
         self.lowercase = bool(getattr(tokenizer, "lowercase", False))
         self.fixed_ids = {"cls": features_xlnet.CLS_ID, "sep": features_xlnet.SEP_ID}
-
-    def preprocess(self, tf, text):
-        from keras_pretrain.models.xlnet.xlnet_tokenizer import preprocess_text
-
-        return preprocess_text(text, self.lowercase)
 
     def pack(self, tf, rows, query_rows, window_ids, query_length, length, seq_length):
         """`P <sep> Q <sep> <cls>` (see the class): (inputs, doc offset 0 [N], `cls_index` [N])."""

@@ -8,19 +8,19 @@ Two readers, as the authors have two:
   no-break space stays inside a word), the answer's character offset becomes word positions, and, in training
   mode, a question whose answer text cannot be found again in those words is skipped with a printed "Could not
   find answer" message. In evaluation mode the answers are not read (no positions, no text, `is_impossible`
-  False), as theirs. Its examples are `SquadExample`s.
+  False), as theirs. Its examples are `SquadExample`s with `doc_tokens`.
 - `read_squad_examples` is albert `squad_utils`' (and xlnet `run_squad.py`'s, the same code): the context is
   kept as raw text (no whitespace "doc tokens"), the answer is a character offset into it, `is_impossible` is
   read whenever a training question has it (no version switch), and nothing is skipped when the answer text is
-  not found. Its examples are `RawContextSquadExample`s.
+  not found. Its examples are `SquadExample`s with `paragraph_text`.
 
-The records. An example and a feature are dataclasses with the authors' field names, one per reading of the
-context, because the fields truly differ: `SquadExample` holds the context as whitespace words (`doc_tokens`,
-answer positions in words) and `RawContextSquadExample` as raw text (`paragraph_text`, the answer's first
-character); `SquadFeature` maps a window's tokens to words (`token_to_orig_map`, bert's `InputFeatures`) and
-`SentencePieceSquadFeature` to characters of the raw context (`tok_start_to_orig_index` /
-`tok_end_to_orig_index`, plus `p_mask` and `paragraph_len`; albert's `InputFeatures`, and xlnet's with
-`cls_index`).
+The records. `SquadExample` and `SquadFeature` are dataclasses with the authors' field names, ONE of each for
+every reader and pipeline: the fields only one reading of the context has are optional, and each record's
+docstring says which reader / pipeline sets them (`doc_tokens` and word positions from `read_squad`,
+`paragraph_text` and a character offset from `read_squad_examples`; `token_to_orig_map` from bert's features,
+`tok_start_to_orig_index` / `tok_end_to_orig_index`, `p_mask`, `paragraph_len` from albert's and xlnet's,
+`cls_index` from xlnet's). `RawContextSquadExample` and `SentencePieceSquadFeature`, their former names for
+the raw-context reading, are the same classes.
 """
 
 import dataclasses
@@ -37,89 +37,74 @@ WHITESPACE = (" ", "\t", "\r", "\n", "\u202f")  # run_squad's `is_whitespace`
 
 @dataclasses.dataclass(frozen=True)
 class SquadExample:
-    """One question on one paragraph, as run_squad's `SquadExample`.
+    """One question on one paragraph, as the authors' `SquadExample` (bert `run_squad.py`'s and albert's /
+    xlnet's), one record for both readings of the context.
 
-    `start_position` / `end_position` are indices in `doc_tokens` (inclusive), -1 for an impossible
-    question, None in evaluation mode (as `orig_answer_text`).
+    Common: `qas_id`, `question_text`, `orig_answer_text` (None in evaluation mode, "" for an impossible
+    question), `is_impossible`. The context, as the reader keeps it:
+
+    - `read_squad` (bert `run_squad.py`; the WordPiece / byte-level BPE pipeline of `features_wordpiece`) sets
+      `doc_tokens`, the whitespace words; `start_position` / `end_position` are word indices in them
+      (inclusive), -1 for an impossible question, None in evaluation mode; `paragraph_text` is None.
+    - `read_squad_examples` (albert `squad_utils`, xlnet `run_squad.py`; the SentencePiece pipelines of
+      `features_sentencepiece` and `features_xlnet`) sets `paragraph_text`, the raw context;
+      `start_position` is the answer's first character in it (-1 for an impossible question, None in
+      evaluation mode) and `end_position` is always None (theirs is never set); `doc_tokens` is None.
     """
 
     qas_id: str
     question_text: str
-    doc_tokens: tuple
+    doc_tokens: tuple = None
     orig_answer_text: str = None
     start_position: int = None
     end_position: int = None
     is_impossible: bool = False
+    paragraph_text: str = None
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class SquadFeature:
-    """One doc window of one example, as run_squad's `InputFeatures`.
+    """One doc window of one example, as the authors' `InputFeatures` (bert `run_squad.py`'s, albert's and
+    xlnet's), one record for every pipeline.
 
-    `tokens` are the sub-tokens as `tokenize` gives them (ids or strings) with the `cls` / `sep` of
-    `special`, unpadded; `token_to_orig_map` / `token_is_max_context` map a position in `tokens` (doc
-    tokens only) to its word index in `doc_tokens` / whether this window is its "max context" one.
-    Positions are None in evaluation mode.
+    Common: `unique_id` (from `FIRST_UNIQUE_ID`), `example_index` (None in albert's / xlnet's training mode, as
+    theirs), `doc_span_index`, `token_is_max_context` (a sequence position of a doc token -> whether this
+    window is its "max context" one), `input_ids` / `input_mask` / `segment_ids` (padded), and the answer
+    positions in the sequence (None in evaluation mode) with `is_impossible`. The rest, by pipeline:
+
+    - `features_wordpiece` (bert's): `tokens`, the sub-tokens as `tokenize` gives them (ids or strings) with
+      the `cls` / `sep` of `special`, unpadded; `token_to_orig_map`, a sequence position of a doc token -> its
+      word index in the example's `doc_tokens`. The SentencePiece fields are None.
+    - `features_sentencepiece` (albert's) and `features_xlnet` (xlnet's): `tok_start_to_orig_index` /
+      `tok_end_to_orig_index`, the first / last raw-context character of each doc piece of the window;
+      `paragraph_len`, the unpadded length (albert's: `len(tokens)`; xlnet's: the window's doc pieces);
+      `p_mask` (1 where no answer may be). albert's sets `tokens` to the pieces of all `input_ids`, the
+      padding's included (theirs pads the list it reads them from; None without `id_to_piece`); xlnet's
+      sets `cls_index`, the class token's position (`tokens` None). `token_to_orig_map` is None.
     """
 
     unique_id: int
     example_index: int
     doc_span_index: int
-    tokens: tuple
-    token_to_orig_map: dict
     token_is_max_context: dict
     input_ids: tuple
     input_mask: tuple
     segment_ids: tuple
-    start_position: int = None
-    end_position: int = None
-    is_impossible: bool = False
-
-
-@dataclasses.dataclass(frozen=True)
-class RawContextSquadExample:
-    """One question on one paragraph, as albert's `SquadExample`: `paragraph_text` is the raw context,
-    `start_position` the answer's first character in it (-1 for an impossible question), None (as
-    `orig_answer_text`) in evaluation mode; `end_position` is always None (theirs is never set)."""
-
-    qas_id: str
-    question_text: str
-    paragraph_text: str
-    orig_answer_text: str = None
-    start_position: int = None
-    end_position: int = None
-    is_impossible: bool = False
-
-
-@dataclasses.dataclass(frozen=True)
-class SentencePieceSquadFeature:
-    """One doc window of one example, albert's `InputFeatures` (and xlnet's: `cls_index` set, `tokens` None).
-
-    `tokens` are the pieces of all `input_ids`, the padding's included (theirs pads the list it reads
-    them from); `tok_start_to_orig_index` /
-    `tok_end_to_orig_index` the first / last raw-context character of each doc piece of the window;
-    `token_is_max_context` maps a sequence position (doc pieces only) to whether this window is its "max
-    context" one; `paragraph_len` is the unpadded length (theirs: `len(tokens)`; xlnet's: the window's doc
-    pieces); `cls_index` the class token's position (xlnet's, None for albert's, whose `[CLS]` is first).
-    `example_index` and the positions are None where theirs are (training / evaluation mode).
-    """
-
-    unique_id: int
-    example_index: int
-    doc_span_index: int
-    tok_start_to_orig_index: tuple
-    tok_end_to_orig_index: tuple
-    token_is_max_context: dict
-    input_ids: tuple
-    input_mask: tuple
-    segment_ids: tuple
-    paragraph_len: int
-    p_mask: tuple
     tokens: tuple = None
+    token_to_orig_map: dict = None
+    tok_start_to_orig_index: tuple = None
+    tok_end_to_orig_index: tuple = None
+    paragraph_len: int = None
+    p_mask: tuple = None
     cls_index: int = None
     start_position: int = None
     end_position: int = None
     is_impossible: bool = False
+
+
+# The former names of the records (one per reading of the context), kept for old imports.
+RawContextSquadExample = SquadExample
+SentencePieceSquadFeature = SquadFeature
 
 
 # === Reading ===
@@ -245,7 +230,9 @@ def _paragraph_examples(path, paragraph, where, is_training, v2, seen=None):
                 if found is None:
                     continue
                 answer, start, end = found
-        examples.append(SquadExample(qas_id, question, tuple(doc_tokens), answer, start, end, impossible))
+        examples.append(SquadExample(qas_id=qas_id, question_text=question, doc_tokens=tuple(doc_tokens),
+                                     orig_answer_text=answer, start_position=start, end_position=end,
+                                     is_impossible=impossible))
     return examples
 
 
@@ -262,7 +249,7 @@ def read_squad(path, version=None, is_training=False):
             only the questions.
 
     Returns:
-        A list of `SquadExample`, in file order.
+        A list of `SquadExample` (with `doc_tokens`), in file order.
 
     Raises:
         CorpusFormatError: the file is not UTF-8 JSON, lacks `data` / `paragraphs` / `qas` / `context`, has
@@ -300,7 +287,7 @@ def read_squad_examples(path, is_training=False):
             (text and character offset); False reads only the questions.
 
     Returns:
-        A list of `RawContextSquadExample`, in file order.
+        A list of `SquadExample` (with `paragraph_text`), in file order.
 
     Raises:
         CorpusFormatError: not a UTF-8 SQuAD JSON file, a missing field, or (training) an answerable
@@ -328,6 +315,7 @@ def read_squad_examples(path, is_training=False):
                         start = squad_field(path, answers[0], "answer_start", where_answer, int)
                     else:
                         start, answer_text = -1, ""
-                examples.append(RawContextSquadExample(qas_id, question, context, answer_text, start, None,
-                                                       impossible))
+                examples.append(SquadExample(qas_id=qas_id, question_text=question, paragraph_text=context,
+                                             orig_answer_text=answer_text, start_position=start,
+                                             is_impossible=impossible))
     return examples

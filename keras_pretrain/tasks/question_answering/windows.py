@@ -3,8 +3,9 @@ which window gives a token its "max context", and which lengths leave room for t
 
 All three authors' pipelines (bert `run_squad.py`, albert `squad_utils`, xlnet `run_squad.py`) share it, and
 so do ours: `features_wordpiece`, `features_sentencepiece` and `features_xlnet` call `doc_spans` and
-`is_max_context`; the recipe and the serving export check their lengths with `check_lengths`; the serving
-graph (`serving.windows`) cuts its windows with `graph_windows`, the same rule in closed form:
+`is_max_context` (`max_context_map`); the recipe and the serving export check their lengths with
+`check_lengths`; the serving graph (`serving.windows`) cuts its windows with `graph_windows`, the same rule in
+closed form:
 
     room   = seq_length - query_length - special_tokens     (`max_tokens_for_doc`)
     count  = ceil(max(length - room, 0) / doc_stride) + 1
@@ -50,6 +51,13 @@ def is_max_context(spans, span_index, position):
             if best_score is None or score > best_score:
                 best_score, best_index = score, index
     return span_index == best_index
+
+
+def max_context_map(spans, span_index, offset):
+    """`{sequence position: is_max_context}` of the doc pieces of window `span_index`, its first doc piece
+    at sequence position `offset` (the features' `token_is_max_context`)."""
+    start, length = spans[span_index]
+    return {offset + i: is_max_context(spans, span_index, start + i) for i in range(length)}
 
 
 def check_lengths(seq_length, max_query_length, doc_stride, special_tokens):

@@ -27,8 +27,6 @@ the same text.
 """
 
 import collections
-import io
-import random
 
 import numpy as np
 import pytest
@@ -39,10 +37,15 @@ from keras_pretrain.models.bert import BertTokenizer
 from tests.fuzz_text import FAST_COUNT
 from tests.fuzz_text import FULL_COUNT
 from tests.fuzz_text import SEED
+from tests.fuzz_text import assert_digit_comma_pieces
 from tests.fuzz_text import assert_sentencepiece_equal as assert_equal
 from tests.fuzz_text import describe
 from tests.fuzz_text import fuzz_strings
+from tests.fuzz_text import sentencepiece_lines
+from tests.fuzz_text import sentencepiece_model
 from tests.fuzz_text import to_lists
+from tests.fuzz_text import with_regressions
+from tests.fuzz_text import word_ids_as_lists
 from tests.originals import albert_reference
 
 pytestmark = pytest.mark.tf_only  # tokenizers and SavedModels are TF-side code (every backend runs this graph)
@@ -62,7 +65,6 @@ REGRESSIONS = [
     ("final sigma, lower-casing", "\u03a5\u03a3 \u0130stanbul STRASSE"),
     ("long repeated words (score ties)", "na\u0301" * 90 + " " + "\u4e2d" * 70),
 ]
-NUMBERS = ["1,000", "9,", "10,", "2,500,", "\u00a33,", "$1,000.50", "19,", "x9,", "300,000,", "7,", "12,34,5"]
 MODELS = {  # name: (lowercase, vocabulary size, character coverage)
     "v2": (True, 400, 0.98),
     "zh_style": (False, 1000, 0.9995),
@@ -70,19 +72,13 @@ MODELS = {  # name: (lowercase, vocabulary size, character coverage)
 
 
 def train(lowercase, vocab_size, coverage):
-    rng = random.Random(1)
-    lines = fuzz_strings(1500, seed=SEED + 2)  # another seed than the strings compared
-    lines += [" ".join(rng.choice(NUMBERS + ["the", "hello", "\u4e2d\u56fd", "\u4eba"]) for _ in range(8))
-              for _ in range(400)]
+    lines = sentencepiece_lines(SEED + 2, ["the", "hello", "\u4e2d\u56fd", "\u4eba"], 400)
     lines = [tokenization.preprocess_text(line, lower=lowercase) for line in lines]
-    buffer = io.BytesIO()
-    spm.SentencePieceTrainer.train(
-        sentence_iterator=iter([line for line in lines if line]), model_writer=buffer, vocab_size=vocab_size,
-        model_type="unigram", pad_id=0, unk_id=1, bos_id=-1, eos_id=-1, pad_piece="<pad>", unk_piece="<unk>",
-        control_symbols=["[CLS]", "[SEP]", "[MASK]"], character_coverage=coverage, max_sentencepiece_length=16,
-        hard_vocab_limit=False, num_threads=1, minloglevel=2,
+    return sentencepiece_model(
+        [line for line in lines if line], vocab_size=vocab_size, pad_id=0, unk_id=1, bos_id=-1, eos_id=-1,
+        pad_piece="<pad>", unk_piece="<unk>", control_symbols=["[CLS]", "[SEP]", "[MASK]"],
+        character_coverage=coverage, max_sentencepiece_length=16, hard_vocab_limit=False,
     )
-    return buffer.getvalue()
 
 
 @pytest.fixture(scope="module", params=sorted(MODELS))
@@ -108,7 +104,7 @@ def exported(case, tmp_path_factory):
 
 
 def texts_of(count):
-    return [text for _, text in REGRESSIONS] + fuzz_strings(count)
+    return with_regressions(REGRESSIONS, count)
 
 
 def paths_of(path, lowercase, texts, exported=None):
@@ -129,8 +125,7 @@ def paths_of(path, lowercase, texts, exported=None):
         packed += [[int(i) for i in row[1 : int(m.sum()) - 1]] for row, m in zip(ids, mask)]  # [CLS] A [SEP]
     paths["tf.data + AlbertPreprocessor"] = packed
     if exported is not None:
-        ids = exported.tokenize(tf.constant(texts))
-        paths["exported preprocessor"] = to_lists(ids.merge_dims(1, -1) if ids.ragged_rank > 1 else ids)
+        paths["exported preprocessor"] = word_ids_as_lists(exported.tokenize(tf.constant(texts)))
     return paths
 
 
@@ -147,9 +142,7 @@ def check_paths(case, texts, exported=None):
 
 def test_the_fuzz_exercises_the_classes(case):
     name, path, processor, lowercase, reference = case
-    pieces = [processor.id_to_piece(i) for i in range(processor.get_piece_size())]
-    resplit = [p for p in pieces if len(p) > 1 and p[-1] == "," and p[-2].isdigit()]
-    assert any(p.startswith("\u2581") for p in resplit) and any(not p.startswith("\u2581") for p in resplit)
+    assert_digit_comma_pieces(processor)
     texts = texts_of(FAST_COUNT)
     expected = [reference(t) for t in texts]
     plain = [processor.encode(tokenization.preprocess_text(t, lower=lowercase)) for t in texts]

@@ -13,6 +13,8 @@ from tests.testing import TOLERANCE
 from tests.testing import max_abs_diff
 from tests.testing import random_encoder_inputs
 from tests.testing import randomize_torch_module
+from tests.testing import saved_random_torch_model
+from tests.testing import torch_outputs
 from tests.testing import write_tf1_checkpoint
 
 torch = pytest.importorskip("torch")
@@ -30,26 +32,12 @@ def hf_config(hidden_act="gelu"):
 
 
 def hf_reference(hidden_act, folder):
-    model = randomize_torch_module(transformers.BertForPreTraining(hf_config(hidden_act)))
-    model.save_pretrained(folder)
-    with open(os.path.join(folder, "vocab.txt"), "w") as f:
-        f.write("\n".join(VOCAB) + "\n")
-    return model
+    return saved_random_torch_model(transformers.BertForPreTraining(hf_config(hidden_act)), folder, VOCAB)
 
 
 def reference_outputs(model, data, positions):
-    with torch.no_grad():
-        out = model(
-            input_ids=torch.tensor(data["token_ids"], dtype=torch.long),
-            token_type_ids=torch.tensor(data["segment_ids"], dtype=torch.long),
-            attention_mask=torch.tensor(data["padding_mask"], dtype=torch.long),
-            output_hidden_states=True,
-        )
-        sequence = model.bert(
-            input_ids=torch.tensor(data["token_ids"], dtype=torch.long),
-            token_type_ids=torch.tensor(data["segment_ids"], dtype=torch.long),
-            attention_mask=torch.tensor(data["padding_mask"], dtype=torch.long),
-        )
+    out = torch_outputs(model, data, segments=True, output_hidden_states=True)
+    sequence = torch_outputs(model.bert, data, segments=True)
     mlm = np.take_along_axis(out.prediction_logits.numpy(), positions[..., None], axis=1)
     return {
         "sequence_output": sequence.last_hidden_state.numpy(),
@@ -93,32 +81,31 @@ def test_huggingface_parity(tmp_path, hidden_act):
 def hf_to_tf1_names(state):
     """A Google-layout TF1 variable dict built from an HF state dict (test side)."""
     out = {}
-    t = lambda k: state[k].numpy().T  # noqa: E731
     v = lambda k: state[k].numpy()  # noqa: E731
-    e = "bert.embeddings."
-    out["bert/embeddings/word_embeddings"] = v(e + "word_embeddings.weight")
-    out["bert/embeddings/position_embeddings"] = v(e + "position_embeddings.weight")
-    out["bert/embeddings/token_type_embeddings"] = v(e + "token_type_embeddings.weight")
-    out["bert/embeddings/LayerNorm/gamma"] = v(e + "LayerNorm.weight")
-    out["bert/embeddings/LayerNorm/beta"] = v(e + "LayerNorm.bias")
+
+    def dense(tf, hf):  # torch's Linear weight is [out, in], a TF1 kernel [in, out]
+        out[tf + "/kernel"] = v(hf + ".weight").T
+        out[tf + "/bias"] = v(hf + ".bias")
+
+    def layer_norm(tf, hf):
+        out[tf + "/gamma"] = v(hf + ".weight")
+        out[tf + "/beta"] = v(hf + ".bias")
+
+    for name in ("word_embeddings", "position_embeddings", "token_type_embeddings"):
+        out["bert/embeddings/" + name] = v("bert.embeddings." + name + ".weight")
+    layer_norm("bert/embeddings/LayerNorm", "bert.embeddings.LayerNorm")
     for i in range(2):
         p, q = f"bert.encoder.layer.{i}.", f"bert/encoder/layer_{i}/"
         for hf, tf in [("attention.self.query", "attention/self/query"), ("attention.self.key", "attention/self/key"),
                        ("attention.self.value", "attention/self/value"), ("attention.output.dense", "attention/output/dense"),
                        ("intermediate.dense", "intermediate/dense"), ("output.dense", "output/dense")]:
-            out[q + tf + "/kernel"] = t(p + hf + ".weight")
-            out[q + tf + "/bias"] = v(p + hf + ".bias")
+            dense(q + tf, p + hf)
         for hf, tf in [("attention.output.LayerNorm", "attention/output/LayerNorm"), ("output.LayerNorm", "output/LayerNorm")]:
-            out[q + tf + "/gamma"] = v(p + hf + ".weight")
-            out[q + tf + "/beta"] = v(p + hf + ".bias")
-    out["bert/pooler/dense/kernel"] = t("bert.pooler.dense.weight")
-    out["bert/pooler/dense/bias"] = v("bert.pooler.dense.bias")
-    c = "cls.predictions."
-    out["cls/predictions/transform/dense/kernel"] = t(c + "transform.dense.weight")
-    out["cls/predictions/transform/dense/bias"] = v(c + "transform.dense.bias")
-    out["cls/predictions/transform/LayerNorm/gamma"] = v(c + "transform.LayerNorm.weight")
-    out["cls/predictions/transform/LayerNorm/beta"] = v(c + "transform.LayerNorm.bias")
-    out["cls/predictions/output_bias"] = v(c + "bias")
+            layer_norm(q + tf, p + hf)
+    dense("bert/pooler/dense", "bert.pooler.dense")
+    dense("cls/predictions/transform/dense", "cls.predictions.transform.dense")
+    layer_norm("cls/predictions/transform/LayerNorm", "cls.predictions.transform.LayerNorm")
+    out["cls/predictions/output_bias"] = v("cls.predictions.bias")
     out["cls/seq_relationship/output_weights"] = v("cls.seq_relationship.weight")
     out["cls/seq_relationship/output_bias"] = v("cls.seq_relationship.bias")
     return out
@@ -164,12 +151,7 @@ def test_pytorch_bin_folder(tmp_path):
     model.config.save_pretrained(folder)  # config.json
     torch.save(model.state_dict(), os.path.join(folder, "pytorch_model.bin"))
     data = random_encoder_inputs(2, 12, len(VOCAB), pad_from=8)
-    with torch.no_grad():
-        expected = model(
-            input_ids=torch.tensor(data["token_ids"], dtype=torch.long),
-            token_type_ids=torch.tensor(data["segment_ids"], dtype=torch.long),
-            attention_mask=torch.tensor(data["padding_mask"], dtype=torch.long),
-        ).last_hidden_state.numpy()
+    expected = torch_outputs(model, data, segments=True).last_hidden_state.numpy()
     backbone, tokenizer = convert.from_huggingface(folder)
     assert tokenizer is None  # no vocab.txt in this folder
     assert max_abs_diff(backbone(data)["sequence_output"], expected) <= TOLERANCE

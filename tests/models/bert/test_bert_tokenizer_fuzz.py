@@ -29,6 +29,7 @@ from tests.fuzz_text import SEED
 from tests.fuzz_text import describe
 from tests.fuzz_text import fuzz_strings
 from tests.fuzz_text import to_lists
+from tests.fuzz_text import with_regressions
 from tests.originals import SPECIALS
 from tests.originals import bert_reference
 from tests.originals import write_vocab
@@ -117,7 +118,7 @@ def exported(case, tmp_path_factory):
 
 
 def texts_of(count):
-    return [text for _, text in REGRESSIONS] + fuzz_strings(count)
+    return with_regressions(REGRESSIONS, count)
 
 
 def diffs(got, expected, texts):

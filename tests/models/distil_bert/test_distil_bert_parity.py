@@ -8,10 +8,11 @@ from keras_pretrain.models.distil_bert import DistilBertBackbone
 from keras_pretrain.models.distil_bert import DistilBertClassifier
 from keras_pretrain.models.distil_bert import DistilBertPretrainer
 from tests.testing import TOLERANCE
+from tests.testing import masked_lm_diffs
 from tests.testing import max_abs_diff
 from tests.testing import random_encoder_inputs
-from tests.testing import randomize_torch_module
-from tests.testing import to_numpy
+from tests.testing import saved_random_torch_model
+from tests.testing import torch_outputs
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -31,29 +32,16 @@ def data():
     return {"token_ids": d["token_ids"], "padding_mask": d["padding_mask"]}
 
 
-def torch_inputs(d):
-    return {"input_ids": torch.tensor(d["token_ids"], dtype=torch.long),
-            "attention_mask": torch.tensor(d["padding_mask"], dtype=torch.long)}
-
-
 @pytest.mark.parametrize("activation", ["gelu", "relu"])
 def test_masked_lm_parity(tmp_path, activation):
     folder = str(tmp_path / "hf")
-    model = randomize_torch_module(transformers.DistilBertForMaskedLM(hf_config(activation)))
-    model.save_pretrained(folder)
-    with open(f"{folder}/vocab.txt", "w") as f:
-        f.write("\n".join(VOCAB) + "\n")
+    model = saved_random_torch_model(transformers.DistilBertForMaskedLM(hf_config(activation)), folder, VOCAB)
     d = data()
     positions = np.array([[1, 3, 7], [0, 6, 11]], "int32")
-    with torch.no_grad():
-        out = model(**torch_inputs(d), output_hidden_states=True)
+    out = torch_outputs(model, d, output_hidden_states=True)
     pretrainer, tokenizer = convert.from_huggingface(folder, pretrainer=True)
     assert isinstance(pretrainer, DistilBertPretrainer) and tokenizer.vocabulary_size() == len(VOCAB)
-    real = d["padding_mask"].astype(bool)
-    hidden = to_numpy(pretrainer.backbone(d)["sequence_output"])[real]
-    logits = pretrainer({**d, "masked_lm_positions": positions})["mlm"]
-    diffs = (max_abs_diff(hidden, out.hidden_states[-1].numpy()[real]),
-             max_abs_diff(logits, np.take_along_axis(out.logits.numpy(), positions[..., None], axis=1)))
+    diffs = masked_lm_diffs(pretrainer, out, d, positions)
     print("max abs diff", diffs)
     assert max(diffs) <= TOLERANCE
     backbone, _ = convert.from_huggingface(folder)
@@ -62,11 +50,9 @@ def test_masked_lm_parity(tmp_path, activation):
 
 def test_classifier_head_parity(tmp_path):
     folder = str(tmp_path / "hf")
-    model = randomize_torch_module(transformers.DistilBertForSequenceClassification(hf_config()))
-    model.save_pretrained(folder)
+    model = saved_random_torch_model(transformers.DistilBertForSequenceClassification(hf_config()), folder)
     d = data()
-    with torch.no_grad():
-        expected = model(**torch_inputs(d)).logits.numpy()
+    expected = torch_outputs(model, d).logits.numpy()
     backbone, _ = convert.from_huggingface(folder)  # the head's weights are set by hand below
     classifier = DistilBertClassifier(backbone, num_classes=3, dropout=0.0)
     state = model.state_dict()

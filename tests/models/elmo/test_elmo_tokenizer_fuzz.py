@@ -32,7 +32,7 @@ from keras_pretrain.models.elmo import character_ids
 from keras_pretrain.models.elmo import split_words
 from tests.fuzz_text import FAST_COUNT
 from tests.fuzz_text import FULL_COUNT
-from tests.fuzz_text import fuzz_strings
+from tests.fuzz_text import with_regressions
 
 pytestmark = pytest.mark.tf_only  # the mapper and the SavedModel are TF-side code (any backend runs the same graph)
 
@@ -71,7 +71,7 @@ def batcher(tmp_path_factory):
 
 
 def texts_of(count):
-    return [text for _, text in REGRESSIONS] + fuzz_strings(count)
+    return with_regressions(REGRESSIONS, count)
 
 
 def reference(batcher, texts):

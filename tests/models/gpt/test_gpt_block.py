@@ -6,6 +6,12 @@ import numpy as np
 import pytest
 
 from keras_pretrain.models.gpt.gpt_block import TransformerDecoder
+from tests.block_parity import assert_config_round_trip
+from tests.block_parity import assert_dropout_in_training_only
+from tests.block_parity import assert_one_step_gives_the_same_weights
+from tests.block_parity import assert_same_variables
+from tests.block_parity import block_inputs
+from tests.block_parity import same_weights
 from tests.testing import assert_all_close
 
 HIDDEN, HEADS, INTERMEDIATE, LENGTH = 16, 2, 32, 7
@@ -13,38 +19,19 @@ HIDDEN, HEADS, INTERMEDIATE, LENGTH = 16, 2, 32, 7
 
 def pair(dropout=0.0, ours_dropout=None, seed=0):
     """keras-hub's decoder and ours (post-LN, as GPT-1) with identical random weights."""
-    rng = np.random.default_rng(seed)
     kwargs = dict(intermediate_dim=INTERMEDIATE, num_heads=HEADS, normalize_first=False, activation="gelu")
     reference = keras_hub.layers.TransformerDecoder(dropout=dropout, **kwargs)
     ours = TransformerDecoder(dropout=dropout if ours_dropout is None else ours_dropout, **kwargs)
-    shape = (2, LENGTH, HIDDEN)
-    reference.build(shape)
-    ours.build(shape)
-    for mine, theirs in zip(ours.weights, reference.weights):
-        value = rng.normal(0, 0.3, theirs.shape).astype("float32")
-        theirs.assign(value)
-        mine.assign(value)
-    return reference, ours
+    return same_weights(reference, ours, (2, LENGTH, HIDDEN), seed)
 
 
 def inputs(seed=0):
-    rng = np.random.default_rng(seed)
-    x = rng.normal(size=(3, LENGTH, HIDDEN)).astype("float32")
-    padding = np.ones((3, LENGTH), "int32")
-    padding[1, 4:] = 0  # padding on the right, as GPT's inputs
-    padding[2, :] = 0  # an all-padding sequence: every query row fully masked
-    attention = rng.random((3, LENGTH, LENGTH)) > 0.3
-    return x, padding, attention
-
-
-def relative(path):
-    return path.split("/", 1)[1]
+    return block_inputs(LENGTH, HIDDEN, seed)  # padding on the right, as GPT's inputs
 
 
 def test_same_variables_as_keras_hub():
     reference, ours = pair()
-    assert [relative(v.path) for v in ours.weights] == [relative(v.path) for v in reference.weights]
-    assert [tuple(v.shape) for v in ours.weights] == [tuple(v.shape) for v in reference.weights]
+    assert_same_variables(reference, ours)
 
 
 @pytest.mark.parametrize("use_attention_mask", [False, True])
@@ -75,30 +62,16 @@ def test_training_path_matches_keras_hub():
 def test_gradients_match_keras_hub():
     """One SGD step through each layer (explicit attention path on ours) gives the same weights."""
     reference, ours = pair(ours_dropout=1e-9)
-    x, padding, _ = inputs(2)
-    padding[2, :3] = 1
-    target = np.random.default_rng(3).normal(size=x.shape).astype("float32")
-    for layer in (reference, ours):
-        features = keras.Input((LENGTH, HIDDEN))
-        mask = keras.Input((LENGTH,), dtype="int32")
-        model = keras.Model([features, mask], layer(features, decoder_padding_mask=mask))
-        model.compile(optimizer=keras.optimizers.SGD(1.0), loss="mse")
-        model.train_on_batch([x, padding], target)
+    assert_one_step_gives_the_same_weights(reference, ours, LENGTH, HIDDEN, "decoder_padding_mask")
     moved = max(np.abs(keras.ops.convert_to_numpy(w) - v).max()
                 for w, v in zip(ours.weights, [keras.ops.convert_to_numpy(w) for w in pair()[1].weights]))
     assert moved > 1e-4  # the step changed the weights
-    for mine, theirs in zip(ours.weights, reference.weights):
-        assert_all_close(mine, theirs, atol=1e-5, what=relative(theirs.path))
 
 
 def test_dropout_is_active_in_training_only():
     _, ours = pair(dropout=0.5)
     x, padding, _ = inputs()
-    first = keras.ops.convert_to_numpy(ours(x, decoder_padding_mask=padding, training=True))
-    second = keras.ops.convert_to_numpy(ours(x, decoder_padding_mask=padding, training=True))
-    inference = keras.ops.convert_to_numpy(ours(x, decoder_padding_mask=padding))
-    assert np.abs(first - second).max() > 1e-2
-    assert np.abs(first - inference).max() > 1e-2
+    assert_dropout_in_training_only(ours, x, decoder_padding_mask=padding)
 
 
 def test_cached_decoding_is_keras_hubs():
@@ -146,8 +119,4 @@ def test_keras_file_of_keras_hubs_blocks_loads(tmp_path):
 
 def test_config_round_trip():
     _, ours = pair(dropout=0.1)
-    config = keras.saving.serialize_keras_object(ours)
-    assert config["registered_name"] == "keras_pretrain>TransformerDecoder"
-    restored = keras.saving.deserialize_keras_object(config)
-    assert type(restored) is TransformerDecoder
-    assert restored.get_config() == ours.get_config()
+    assert_config_round_trip(ours, TransformerDecoder, "keras_pretrain>TransformerDecoder")

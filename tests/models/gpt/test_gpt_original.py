@@ -27,6 +27,7 @@ from keras_pretrain.models.gpt.gpt_convert import openai_tokenizer
 from tests.models.gpt import make_openai_release
 from tests.testing import TOLERANCE
 from tests.testing import max_abs_diff
+from tests.testing import torch_inputs
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -77,13 +78,6 @@ def inputs(n_vocab):
     padding_mask[0, 8:] = 0
     token_ids[0, 8:] = 0
     return {"token_ids": token_ids, "padding_mask": padding_mask}
-
-
-def torch_inputs(data):
-    return {
-        "input_ids": torch.tensor(data["token_ids"], dtype=torch.long),
-        "attention_mask": torch.tensor(data["padding_mask"], dtype=torch.long),
-    }
 
 
 def test_parity_with_transformers(release):

@@ -11,6 +11,7 @@ from keras_pretrain.models.gpt.gpt_convert import convert_huggingface_double_hea
 from tests.testing import TOLERANCE
 from tests.testing import max_abs_diff
 from tests.testing import randomize_torch_module
+from tests.testing import torch_inputs
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -34,13 +35,6 @@ def inputs(shape, pad_rows=((0, 8),), seed=0):
         padding_mask[row, ..., start:] = 0
         token_ids[row, ..., start:] = 0
     return {"token_ids": token_ids, "padding_mask": padding_mask}
-
-
-def torch_inputs(data):
-    return {
-        "input_ids": torch.tensor(data["token_ids"], dtype=torch.long),
-        "attention_mask": torch.tensor(data["padding_mask"], dtype=torch.long),
-    }
 
 
 @pytest.fixture(scope="module", params=["gelu", "relu"])

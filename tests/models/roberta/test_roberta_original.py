@@ -33,6 +33,7 @@ from tests.models.roberta.fixtures import TEXTS
 from tests.testing import TOLERANCE
 from tests.testing import max_abs_diff
 from tests.testing import to_numpy
+from tests.testing import torch_inputs
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -128,11 +129,6 @@ def inputs(vocabulary_size, batch=2, length=12, pad_from=8, seed=0):
     padding_mask[0, pad_from:] = 0
     token_ids[0, pad_from:] = PAD
     return {"token_ids": token_ids, "padding_mask": padding_mask}
-
-
-def torch_inputs(data):
-    return {"input_ids": torch.tensor(data["token_ids"], dtype=torch.long),
-            "attention_mask": torch.tensor(data["padding_mask"], dtype=torch.long)}
 
 
 # --- (a) parity ----------------------------------------------------------------

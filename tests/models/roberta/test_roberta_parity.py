@@ -7,9 +7,11 @@ from keras_pretrain import convert
 from keras_pretrain.models.roberta import RobertaBackbone
 from keras_pretrain.models.roberta import RobertaPretrainer
 from tests.testing import TOLERANCE
+from tests.testing import masked_lm_diffs
 from tests.testing import max_abs_diff
-from tests.testing import randomize_torch_module
+from tests.testing import saved_random_torch_model
 from tests.testing import to_numpy
+from tests.testing import torch_outputs
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -37,42 +39,26 @@ def inputs(batch=2, length=12, pad_from=8, seed=0):
     return {"token_ids": token_ids, "padding_mask": padding_mask}
 
 
-def torch_inputs(data):
-    return {
-        "input_ids": torch.tensor(data["token_ids"], dtype=torch.long),
-        "attention_mask": torch.tensor(data["padding_mask"], dtype=torch.long),
-    }
-
-
 @pytest.mark.parametrize("hidden_act", ["gelu", "relu"])
 def test_masked_lm_parity(tmp_path, hidden_act):
     folder = str(tmp_path / "hf")
-    model = randomize_torch_module(transformers.RobertaForMaskedLM(hf_config(hidden_act)))
-    model.save_pretrained(folder)
+    model = saved_random_torch_model(transformers.RobertaForMaskedLM(hf_config(hidden_act)), folder)
     data = inputs()
     positions = np.array([[1, 3, 7], [0, 6, 11]], "int32")
-    with torch.no_grad():
-        out = model(**torch_inputs(data), output_hidden_states=True)
-    reference_logits = np.take_along_axis(out.logits.numpy(), positions[..., None], axis=1)
+    out = torch_outputs(model, data, output_hidden_states=True)
     pretrainer, tokenizer = convert.from_huggingface(folder, pretrainer=True)
     assert isinstance(pretrainer, RobertaPretrainer) and tokenizer is None
     assert not pretrainer.backbone.use_pooler
-    ours = pretrainer({**data, "masked_lm_positions": positions})
-    hidden = pretrainer.backbone(data)["sequence_output"]
-    real = data["padding_mask"].astype(bool)
-    diff_hidden = max_abs_diff(to_numpy(hidden)[real], out.hidden_states[-1].numpy()[real])
-    diff_mlm = max_abs_diff(ours["mlm"], reference_logits)
+    diff_hidden, diff_mlm = masked_lm_diffs(pretrainer, out, data, positions)
     print("max abs diff", diff_hidden, diff_mlm)
     assert diff_hidden <= TOLERANCE and diff_mlm <= TOLERANCE
 
 
 def test_model_with_pooler_parity(tmp_path):
     folder = str(tmp_path / "hf")
-    model = randomize_torch_module(transformers.RobertaModel(hf_config()))
-    model.save_pretrained(folder)
+    model = saved_random_torch_model(transformers.RobertaModel(hf_config()), folder)
     data = inputs()
-    with torch.no_grad():
-        out = model(**torch_inputs(data))
+    out = torch_outputs(model, data)
     backbone, _ = convert.from_huggingface(folder)
     assert isinstance(backbone, RobertaBackbone) and backbone.use_pooler
     ours = backbone(data)

@@ -23,6 +23,7 @@ from tests.fuzz_text import FAST_COUNT
 from tests.fuzz_text import FULL_COUNT
 from tests.fuzz_text import describe
 from tests.fuzz_text import fuzz_strings
+from tests.fuzz_text import with_regressions
 
 pytestmark = pytest.mark.tf_only  # tokenizers are TF-side code
 regex = pytest.importorskip("regex")
@@ -245,7 +246,7 @@ def test_regressions(bpe_files, tokenizer, graph, name, text):
 
 def test_fuzz_equals_gpt2(bpe_files, tmp_path):
     """The regression cases and `FAST_COUNT` fuzz strings on every path, the SavedModel included."""
-    texts = [t for _, t in REGRESSIONS] + fuzz_strings(FAST_COUNT)
+    texts = with_regressions(REGRESSIONS, FAST_COUNT)
     check_all_paths(bpe_files, texts, tmp_path)
 
 
@@ -323,7 +324,7 @@ def test_unicode_classes_are_the_regex_packages():
 
 @pytest.mark.large
 def test_full_fuzz_equals_gpt2(bpe_files, tmp_path):
-    texts = [t for _, t in REGRESSIONS] + fuzz_strings(FULL_COUNT)
+    texts = with_regressions(REGRESSIONS, FULL_COUNT)
     counts = check_all_paths(bpe_files, texts, tmp_path)
     print(f"{len(texts)} strings, differing per path: {counts}")
 
@@ -337,7 +338,7 @@ def test_transformers_agrees_with_the_reference(bpe_files):
     transformers = pytest.importorskip("transformers")
     _, _, vocab, ranks = bpe_files
     reference = transformers.RobertaTokenizer.from_pretrained(os.path.dirname(bpe_files[0]))
-    texts = [t for _, t in REGRESSIONS] + fuzz_strings(FULL_COUNT) + dense_strings(1500)
+    texts = with_regressions(REGRESSIONS, FULL_COUNT) + dense_strings(1500)
     differing = []
     for i, text in enumerate(texts):
         theirs = reference(text, add_special_tokens=False, split_special_tokens=True)["input_ids"]

@@ -16,17 +16,19 @@ permutations); with it, a difference is accepted only when it is one: the same p
 same text.
 """
 
-import io
-import random
-
 import numpy as np
 import pytest
 
 from tests.fuzz_text import FAST_COUNT
 from tests.fuzz_text import FULL_COUNT
+from tests.fuzz_text import assert_digit_comma_pieces
 from tests.fuzz_text import assert_sentencepiece_equal as assert_equal
 from tests.fuzz_text import fuzz_strings
+from tests.fuzz_text import sentencepiece_lines
+from tests.fuzz_text import sentencepiece_model
 from tests.fuzz_text import to_lists
+from tests.fuzz_text import with_regressions
+from tests.fuzz_text import word_ids_as_lists
 
 pytestmark = pytest.mark.tf_only  # tokenizers are TF-side code
 prepro_utils = pytest.importorskip("xlnet.prepro_utils")
@@ -54,25 +56,20 @@ REGRESSIONS = [
     ("NUL and controls", "a\x00b\x07c\u200dd"),
     ("literal special tokens are text", "<cls> <sep> <mask> <unk> <pad> <s> </s> <eod>"),
 ]
-NUMBERS = ["1,000", "9,", "10,", "2,500,", "\u00a33,", "$1,000.50", "19,", "x9,", "300,000,", "7,", "12,34,5"]
 
 
 @pytest.fixture(scope="module")
 def model_file(tmp_path_factory):
-    rng = random.Random(1)
-    lines = fuzz_strings(1500, seed=7)  # another seed than the strings compared
-    lines += [" ".join(rng.choice(NUMBERS + ["the", "hello", "world", "\u4e2d\u56fd", "\u4eba"]) for _ in range(8))
-              for _ in range(600)]
+    lines = sentencepiece_lines(7, ["the", "hello", "world", "\u4e2d\u56fd", "\u4eba"], 600)
     lines = [line.replace("\n", " ").replace("\r", " ") for line in lines]
-    buffer = io.BytesIO()
-    spm.SentencePieceTrainer.train(
-        sentence_iterator=iter(lines), model_writer=buffer, vocab_size=800, model_type="unigram",
-        unk_id=0, bos_id=1, eos_id=2, pad_id=-1, control_symbols=["<cls>", "<sep>", "<pad>", "<mask>", "<eod>"],
+    model = sentencepiece_model(
+        lines, vocab_size=800, unk_id=0, bos_id=1, eos_id=2, pad_id=-1,
+        control_symbols=["<cls>", "<sep>", "<pad>", "<mask>", "<eod>"],
         user_defined_symbols=["<eop>", ".", "(", ")", '"', "-", "\u2013", "\u00a3", "\u20ac"],  # the release's
-        character_coverage=0.9995, hard_vocab_limit=False, num_threads=1, minloglevel=2,
+        character_coverage=0.9995, hard_vocab_limit=False,
     )
     path = tmp_path_factory.mktemp("xlnet_spiece") / "spiece.model"
-    path.write_bytes(buffer.getvalue())
+    path.write_bytes(model)
     return str(path)
 
 
@@ -108,8 +105,7 @@ def exported(tokenizer, texts, path):
     from keras_pretrain.export import export_preprocessor
 
     export_preprocessor(tokenizer, path, seq_length=16)
-    ids = tf.saved_model.load(path).tokenize(tf.constant(texts))
-    return to_lists(ids.merge_dims(1, -1) if ids.ragged_rank > 1 else ids)
+    return word_ids_as_lists(tf.saved_model.load(path).tokenize(tf.constant(texts)))
 
 
 def check_all_paths(model_file, processor, lower, texts, tmp_path, export=True):
@@ -126,9 +122,7 @@ def check_all_paths(model_file, processor, lower, texts, tmp_path, export=True):
 
 
 def test_the_model_exercises_the_classes(model_file, processor):
-    pieces = [processor.id_to_piece(i) for i in range(processor.get_piece_size())]
-    resplit = [p for p in pieces if len(p) > 1 and p[-1] == "," and p[-2].isdigit()]
-    assert any(p.startswith("\u2581") for p in resplit) and any(not p.startswith("\u2581") for p in resplit)
+    assert_digit_comma_pieces(processor)
     text = dict(REGRESSIONS)
     for name in [n for n, _ in REGRESSIONS if n.startswith("digit-comma")]:
         before = processor.encode_as_pieces(prepro_utils.preprocess_text(text[name]))
@@ -146,7 +140,7 @@ def test_the_model_exercises_the_classes(model_file, processor):
 def test_preprocess_text_equals_the_original():
     from keras_pretrain.models.xlnet.xlnet_tokenizer import preprocess_text
 
-    texts = [t for _, t in REGRESSIONS] + fuzz_strings(FAST_COUNT)
+    texts = with_regressions(REGRESSIONS, FAST_COUNT)
     for lower in (False, True):
         ours = [t.decode("utf-8") for t in preprocess_text(texts, lowercase=lower).numpy()]
         expected = [prepro_utils.preprocess_text(t, lower=lower) for t in texts]
@@ -156,13 +150,13 @@ def test_preprocess_text_equals_the_original():
 @pytest.mark.parametrize("lower", [False, True], ids=["cased", "uncased"])
 def test_fuzz_equals_the_original(model_file, processor, lower, tmp_path):
     """The regression cases and `FAST_COUNT` fuzz strings; the export (3-4 s) cased only (both under `large`)."""
-    texts = [t for _, t in REGRESSIONS] + fuzz_strings(FAST_COUNT)
+    texts = with_regressions(REGRESSIONS, FAST_COUNT)
     check_all_paths(model_file, processor, lower, texts, tmp_path, export=not lower)
 
 
 @pytest.mark.large
 @pytest.mark.parametrize("lower", [False, True], ids=["cased", "uncased"])
 def test_full_fuzz_equals_the_original(model_file, processor, lower, tmp_path):
-    texts = [t for _, t in REGRESSIONS] + fuzz_strings(FULL_COUNT)
+    texts = with_regressions(REGRESSIONS, FULL_COUNT)
     counts = check_all_paths(model_file, processor, lower, texts, tmp_path)
     print(f"sentencepiece {spm.__version__}: strings differing only by an exact score tie: {counts}")

@@ -21,11 +21,13 @@ piece, answers at the ends of the context, impossible questions (v2.0) and long 
 windows (max_seq_length 64, doc_stride 16, max_query_length 12).
 """
 
+import inspect
 import io
 import json
 import os
 import subprocess
 import sys
+import types
 
 import pytest
 
@@ -127,6 +129,104 @@ def write_spm(path):
 
 # === The originals, in a subprocess ===
 
+# What the tests compare of each feature (with `tokens` here, `cls_index` in test_features_xlnet).
+FEATURE_FIELDS = ("unique_id", "example_index", "doc_span_index", "tok_start_to_orig_index",
+                  "tok_end_to_orig_index", "token_is_max_context", "input_ids", "input_mask", "segment_ids",
+                  "paragraph_len", "p_mask", "start_position", "end_position", "is_impossible")
+BEAM_NAMES = ("start_top_log_probs", "start_top_index", "end_top_log_probs", "end_top_index", "cls_logits")
+PREDICTION_FILES = (("predictions.json", "-predictions.json"), ("nbest_predictions.json", "-nbest.json"),
+                    ("null_odds.json", "-null_odds.json"))  # ours, the originals' suffix
+
+
+def dump(feature, fields):
+    """A feature's `fields` as JSON gives them back (tuples as lists, `token_is_max_context` as sorted pairs);
+    the subprocesses run this same function (`HELPERS`) on the originals' features."""
+    import json
+
+    return json.loads(json.dumps({name: sorted(getattr(feature, name).items()) if name == "token_is_max_context"
+                                  else getattr(feature, name) for name in fields}))
+
+
+def collect(writer, fields):
+    """`(dumps, features, output_fn)`, the `output_fn` of the originals' `convert_examples_to_features` (in the
+    subprocesses): each feature kept, its `dump` too, and written by the original `FeatureWriter` `writer`."""
+    dumps, features = [], []
+
+    def output_fn(feature):
+        dumps.append(dump(feature, fields))
+        features.append(feature)
+        writer.process_feature(feature)
+
+    return dumps, features, output_fn
+
+
+def beam(unique_id, length, start_n_top, end_n_top):
+    """A seeded stand-in of the beam head's outputs for one window: (start_top_log_probs, start_top_index,
+    end_top_log_probs, end_top_index, cls_logits); ends near their start, log-probs with 1 decimal (ties)."""
+    import random
+
+    rng = random.Random(unique_id)
+    starts = rng.sample(range(length), start_n_top)
+    ends = [s + d for s in starts for d in rng.sample(range(-2, 9), end_n_top)]
+    return ([round(rng.gauss(-2, 1), 1) for _ in starts], starts, [round(rng.gauss(-2, 1), 1) for _ in ends],
+            ends, round(rng.gauss(0, 2), 3))
+
+
+def logits(unique_id, side, length):
+    """Seeded stand-in start (`side` 0) or end (1) logits of one window."""
+    import random
+
+    rng = random.Random(unique_id * 2 + side)
+    return [round(rng.gauss(0, 1), 2) for _ in range(length)]  # 2 decimals: ties happen
+
+
+# The subprocesses' copies of the helpers they share with the tests.
+HELPERS = "\n".join(inspect.getsource(function) for function in (dump, collect, beam, logits))
+
+
+def run_originals(root, script, model_name, **spec):
+    """Writes the SQuAD files (`v1`, `v2`) and a SentencePiece model under `root` and runs the originals'
+    `script` on them in ONE subprocess (`HELPERS` in it; `spec`, with the files, the model, the output folder
+    and the lengths, its argument). Returns `(files, model, out, the object of its result.json)`."""
+    files = {"v1": write_squad(root / "v1.json", False), "v2": write_squad(root / "v2.json", True)}
+    model = write_spm(root / model_name)
+    out = root / "originals"
+    out.mkdir()
+    spec = dict(spec, files=files, model=model, out=str(out), L=L, stride=STRIDE, qlen=QLEN)
+    result = subprocess.run([sys.executable, "-c", script.replace("HELPERS", HELPERS), json.dumps(spec)],
+                            capture_output=True, text=True,
+                            env={**os.environ, "CUDA_VISIBLE_DEVICES": "", "TF_CPP_MIN_LOG_LEVEL": "2"},
+                            timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    with open(out / "result.json", encoding="utf-8") as f:
+        return files, model, str(out), json.load(f)
+
+
+def records(path):
+    """The records of a TFRecord file: dicts feature name -> list of numbers (int64 or float)."""
+    import tensorflow as tf
+
+    found = []
+    for raw in tf.data.TFRecordDataset(path).as_numpy_iterator():
+        example = tf.train.Example.FromString(raw)
+        found.append({k: list(v.int64_list.value) or list(v.float_list.value)
+                      for k, v in example.features.feature.items()})
+    return found
+
+
+def beam_results(features):
+    """`beam`'s stand-in beam of each feature, as the results `write_predictions_beam` reads."""
+    return [types.SimpleNamespace(unique_id=f.unique_id, **dict(zip(BEAM_NAMES, beam(f.unique_id, L, 5, 5))))
+            for f in features]
+
+
+def assert_same_files(folder, stem, pairs):
+    """Each of our prediction files in `folder` equals the original's `stem + suffix`, byte for byte."""
+    for ours, theirs in pairs:
+        with open(os.path.join(folder, ours), "rb") as a, open(stem + theirs, "rb") as b:
+            assert a.read() == b.read(), ours
+
+
 SCRIPT = r'''
 import json, os, random, sys, types
 spec = json.loads(sys.argv[1])
@@ -143,22 +243,11 @@ master = types.ModuleType("squad_utils_master")
 master.__file__ = pypi.__file__
 exec(compile(source.replace(OLD, NEW), "squad_utils_master", "exec"), master.__dict__)
 
-def dump(f):
-    return {"unique_id": f.unique_id, "example_index": f.example_index, "doc_span_index": f.doc_span_index,
-            "tok_start_to_orig_index": f.tok_start_to_orig_index, "tok_end_to_orig_index": f.tok_end_to_orig_index,
-            "token_is_max_context": sorted(f.token_is_max_context.items()), "tokens": f.tokens,
-            "input_ids": f.input_ids, "input_mask": f.input_mask, "segment_ids": f.segment_ids,
-            "paragraph_len": f.paragraph_len, "p_mask": f.p_mask, "start_position": f.start_position,
-            "end_position": f.end_position, "is_impossible": f.is_impossible}
-
 def example(e):
     return [e.qas_id, e.question_text, e.paragraph_text, e.orig_answer_text, e.start_position,
             e.end_position, e.is_impossible]
 
-BEAM
-def logits(unique_id, side, length):
-    rng = random.Random(unique_id * 2 + side)
-    return [round(rng.gauss(0, 1), 2) for _ in range(length)]  # 2 decimals: ties happen
+HELPERS
 
 result = {}
 for lower in (True, False):
@@ -168,17 +257,13 @@ for lower in (True, False):
             key = "%s/%s/%s" % (name, training, lower)
             examples = pypi.read_squad_examples(path, training)
             result["examples/" + key] = [example(e) for e in examples]
-            features, objects = [], []
             writer = pypi.FeatureWriter(os.path.join(spec["out"], key.replace("/", "-") + ".tfrecord"), training)
-            def output(f):
-                features.append(dump(f))
-                objects.append(f)
-                writer.process_feature(f)
+            features, objects, output = collect(writer, spec["fields"])
             master.convert_examples_to_features(examples, tokenizer, spec["L"], spec["stride"], spec["qlen"],
                                                 training, output, lower)
             writer.close()
             result["master/" + key] = features
-            if not training:  # write_predictions_v1 on seeded logits (`logits` below, the test's twin)
+            if not training:  # write_predictions_v1 on seeded logits (`logits`, the test's)
                 results = [pypi.RawResult(unique_id=f.unique_id, start_log_prob=logits(f.unique_id, 0, spec["L"]),
                                           end_log_prob=logits(f.unique_id, 1, spec["L"])) for f in objects]
                 for n_best, longest in ((20, 30), (3, 4)):
@@ -187,7 +272,7 @@ for lower in (True, False):
                     pypi.accumulate_predictions_v1(result_dict, examples, objects, results, n_best, longest)
                     pypi.write_predictions_v1(result_dict, examples, objects, results, n_best, longest,
                                               stem + "-predictions.json", stem + "-nbest.json")
-                    # the v2 model's post-processing on a seeded beam (`beam`, test_squad_xlnet's)
+                    # the v2 model's post-processing on a seeded beam (`beam`, the tests')
                     beams = [pypi.RawResultV2(f.unique_id, *beam(f.unique_id, spec["L"], 5, 5)) for f in objects]
                     result_dict, cls_dict = {}, {}
                     pypi.accumulate_predictions_v2(result_dict, cls_dict, examples, objects, beams, n_best, longest,
@@ -200,7 +285,8 @@ for lower in (True, False):
                 features = []
                 try:
                     pypi.convert_examples_to_features([e], tokenizer, spec["L"], spec["stride"], spec["qlen"],
-                                                      training, lambda f: features.append(dump(f)), lower)
+                                                      training, lambda f: features.append(dump(f, spec["fields"])),
+                                                      lower)
                     each.append(features)
                 except Exception as error:
                     each.append(type(error).__name__)
@@ -210,64 +296,22 @@ with open(os.path.join(spec["out"], "result.json"), "w") as f:
 '''
 
 
-def _beam(unique_id, length, start_n_top, end_n_top):
-    from tests.tasks.question_answering.test_features_xlnet import beam
-
-    return beam(unique_id, length, start_n_top, end_n_top)
-
-
-def _beam_source():
-    import inspect
-
-    from tests.tasks.question_answering.test_features_xlnet import beam
-
-    return inspect.getsource(beam)
+FIELDS = FEATURE_FIELDS + ("tokens",)
 
 
 @pytest.fixture(scope="module")
 def squad(tmp_path_factory):
     pytest.importorskip("albert.tokenization")  # squad_utils imports tf.contrib: only in the subprocess
     pytest.importorskip("sentencepiece")
-    root = tmp_path_factory.mktemp("squad_spm")
-    files = {"v1": write_squad(root / "v1.json", False), "v2": write_squad(root / "v2.json", True)}
-    model = write_spm(root / "albert.model")
-    out = root / "originals"
-    out.mkdir()
-    spec = dict(files=files, model=model, out=str(out), L=L, stride=STRIDE, qlen=QLEN)
-    script = SCRIPT.replace("BEAM", _beam_source())
-    result = subprocess.run([sys.executable, "-c", script, json.dumps(spec)], capture_output=True, text=True,
-                            env={**os.environ, "CUDA_VISIBLE_DEVICES": "", "TF_CPP_MIN_LOG_LEVEL": "2"},
-                            timeout=300)
-    assert result.returncode == 0, result.stderr[-3000:]
-    with open(out / "result.json", encoding="utf-8") as f:
-        originals = json.load(f)
-    return dict(files=files, model=model, out=str(out), originals=originals)
+    files, model, out, originals = run_originals(tmp_path_factory.mktemp("squad_spm"), SCRIPT, "albert.model",
+                                                 fields=FIELDS)
+    return dict(files=files, model=model, out=out, originals=originals)
 
 
 def _functions(squad):
     import sentencepiece as spm
 
     return sentencepiece_functions(spm.SentencePieceProcessor(model_file=squad["model"]))
-
-
-def _dump(f):
-    return {"unique_id": f.unique_id, "example_index": f.example_index, "doc_span_index": f.doc_span_index,
-            "tok_start_to_orig_index": list(f.tok_start_to_orig_index),
-            "tok_end_to_orig_index": list(f.tok_end_to_orig_index),
-            "token_is_max_context": [list(kv) for kv in sorted(f.token_is_max_context.items())],
-            "tokens": list(f.tokens), "input_ids": list(f.input_ids), "input_mask": list(f.input_mask),
-            "segment_ids": list(f.segment_ids), "paragraph_len": f.paragraph_len, "p_mask": list(f.p_mask),
-            "start_position": f.start_position, "end_position": f.end_position, "is_impossible": f.is_impossible}
-
-
-def _records(path):
-    import tensorflow as tf
-
-    records = []
-    for raw in tf.data.TFRecordDataset(path).as_numpy_iterator():
-        example = tf.train.Example.FromString(raw)
-        records.append({k: list(v.int64_list.value) for k, v in example.features.feature.items()})
-    return records
 
 
 KEYS = [f"{name}/{training}/{lower}" for name in ("v1", "v2") for training in (True, False)
@@ -294,12 +338,12 @@ def test_features_equal_masters(squad, key, tmp_path):
     theirs = squad["originals"]["master/" + key]
     assert len(features) == len(theirs) > len(examples)  # several windows
     for ours, original in zip(features, theirs):
-        assert _dump(ours) == original, ours.unique_id
+        assert dump(ours, FIELDS) == original, ours.unique_id
     if training:  # windows without the answer are impossible
         assert any(f.is_impossible for f in features) and any(not f.is_impossible for f in features)
     path = str(tmp_path / "ours.tfrecord")
     assert write_features(features, path, training) == len(features)
-    ours, original = _records(path), _records(os.path.join(squad["out"], key.replace("/", "-") + ".tfrecord"))
+    ours, original = records(path), records(os.path.join(squad["out"], key.replace("/", "-") + ".tfrecord"))
     assert ours == original
     assert set(ours[0]) == set(TRAINING_FEATURE_NAMES if training else FEATURE_NAMES)
 
@@ -316,7 +360,7 @@ def test_legacy_byte_offsets_equal_the_pypi_copy(squad, key):
     outcomes = set()
     for example, original in zip(examples, theirs):
         try:
-            ours = [_dump(f) for f in convert_examples_to_features(
+            ours = [dump(f, FIELDS) for f in convert_examples_to_features(
                 [example], encode_pieces, piece_to_id, L, STRIDE, QLEN, training, lower, id_to_piece,
                 legacy_byte_offsets=True)]
         except Exception as error:  # noqa: BLE001 - the original's error, by name
@@ -374,14 +418,15 @@ def test_albert_tokenizer_feeds_the_pieces(squad):
     assert "<unk>" in table["a snowman \u2603 here"] and "\u2603" in encode_pieces("a snowman \u2603 here")
     features = convert_examples_to_features(examples, table.__getitem__, tokenizer.token_to_id, L, STRIDE, QLEN,
                                             True, True, tokenizer.id_to_token)
-    assert [_dump(f) for f in features] == squad["originals"]["master/v2/True/True"]
+    assert [dump(f, FIELDS) for f in features] == squad["originals"]["master/v2/True/True"]
 
 
-def _logits(unique_id, side, length):  # the subprocess's `logits`
-    import random
-
-    rng = random.Random(unique_id * 2 + side)
-    return [round(rng.gauss(0, 1), 2) for _ in range(length)]
+def _evaluation_features(squad, name, lower):
+    """(examples, features) of the `name` file in evaluation mode, lower-cased or not."""
+    encode_pieces, piece_to_id, id_to_piece = _functions(squad)
+    examples = read_squad_examples(squad["files"][name], is_training=False)
+    return examples, convert_examples_to_features(examples, encode_pieces, piece_to_id, L, STRIDE, QLEN, False,
+                                                  lower, id_to_piece)
 
 
 @pytest.mark.parametrize("name", ["v1", "v2"])
@@ -389,23 +434,16 @@ def _logits(unique_id, side, length):  # the subprocess's `logits`
 @pytest.mark.parametrize("n_best, longest", [(20, 30), (3, 4)])
 def test_predictions_equal_write_predictions_v1(squad, name, lower, n_best, longest, tmp_path):
     """albert's `accumulate_predictions_v1` + `write_predictions_v1` files, byte for byte, on seeded logits."""
-    import types
-
     from keras_pretrain.tasks.question_answering.predictions import write_prediction_files
     from keras_pretrain.tasks.question_answering.predictions import write_predictions_sentencepiece as write_predictions
 
-    encode_pieces, piece_to_id, id_to_piece = _functions(squad)
-    examples = read_squad_examples(squad["files"][name], is_training=False)
-    features = convert_examples_to_features(examples, encode_pieces, piece_to_id, L, STRIDE, QLEN, False, lower,
-                                            id_to_piece)
-    results = [types.SimpleNamespace(unique_id=f.unique_id, start_logits=_logits(f.unique_id, 0, L),
-                                     end_logits=_logits(f.unique_id, 1, L)) for f in features]
+    examples, features = _evaluation_features(squad, name, lower)
+    results = [types.SimpleNamespace(unique_id=f.unique_id, start_logits=logits(f.unique_id, 0, L),
+                                     end_logits=logits(f.unique_id, 1, L)) for f in features]
     predictions, nbest = write_predictions(examples, features, results, n_best, longest)
     write_prediction_files(str(tmp_path), predictions, nbest)
-    stem = os.path.join(squad["out"], f"{name}-{lower}-{n_best}-{longest}")
-    for ours, theirs in (("predictions.json", "-predictions.json"), ("nbest_predictions.json", "-nbest.json")):
-        with open(tmp_path / ours, "rb") as a, open(stem + theirs, "rb") as b:
-            assert a.read() == b.read(), ours
+    assert_same_files(tmp_path, os.path.join(squad["out"], f"{name}-{lower}-{n_best}-{longest}"),
+                      PREDICTION_FILES[:2])
     assert any(p for p in predictions.values())
     assert n_best < 20 or len({len(v) for v in nbest.values()}) > 1  # distinct texts dropped, some lists short
 
@@ -416,24 +454,13 @@ def test_predictions_equal_write_predictions_v1(squad, name, lower, n_best, long
 def test_beam_predictions_equal_write_predictions_v2(squad, name, lower, n_best, longest, tmp_path):
     """albert's `accumulate_predictions_v2` + `write_predictions_v2` (threshold 0) files, byte for byte, on a
     seeded beam of the answer-class head."""
-    import types
-
     from keras_pretrain.tasks.question_answering.predictions import write_prediction_files
     from keras_pretrain.tasks.question_answering.predictions import write_predictions_beam as write_predictions
 
-    encode_pieces, piece_to_id, id_to_piece = _functions(squad)
-    examples = read_squad_examples(squad["files"][name], is_training=False)
-    features = convert_examples_to_features(examples, encode_pieces, piece_to_id, L, STRIDE, QLEN, False, lower,
-                                            id_to_piece)
-    names = ("start_top_log_probs", "start_top_index", "end_top_log_probs", "end_top_index", "cls_logits")
-    results = [types.SimpleNamespace(unique_id=f.unique_id, **dict(zip(names, _beam(f.unique_id, L, 5, 5))))
-               for f in features]
-    predictions, nbest, null_odds = write_predictions(examples, features, results, n_best, longest, 5, 5,
-                                                      "albert", 0.0)
+    examples, features = _evaluation_features(squad, name, lower)
+    predictions, nbest, null_odds = write_predictions(examples, features, beam_results(features), n_best, longest,
+                                                      5, 5, "albert", 0.0)
     write_prediction_files(str(tmp_path), predictions, nbest, null_odds)
-    stem = os.path.join(squad["out"], f"{name}-{lower}-{n_best}-{longest}-v2")
-    for ours, theirs in (("predictions.json", "-predictions.json"), ("nbest_predictions.json", "-nbest.json"),
-                         ("null_odds.json", "-null_odds.json")):
-        with open(tmp_path / ours, "rb") as a, open(stem + theirs, "rb") as b:
-            assert a.read() == b.read(), ours
+    assert_same_files(tmp_path, os.path.join(squad["out"], f"{name}-{lower}-{n_best}-{longest}-v2"),
+                      PREDICTION_FILES)
     assert any(predictions.values()) and "" in predictions.values()

@@ -5,22 +5,28 @@ composed and decomposed, CJK, ligatures and a paragraph that fails the alignment
 quotes, runs of whitespace, answers inside pieces, impossible questions, several windows). Its training reader
 needs `is_impossible` on every question: training features come from the v2.0 file only."""
 
-import json
 import os
-import subprocess
-import sys
 
 import pytest
 
 from keras_pretrain.tasks.question_answering import features_xlnet as squad_xlnet
+from keras_pretrain.tasks.question_answering.features_sentencepiece import normalize_sentencepiece_text
 from keras_pretrain.tasks.question_answering.squad import read_squad_examples
-from tests.tasks.question_answering.test_features_sentencepiece import write_spm
-from tests.tasks.question_answering.test_features_sentencepiece import write_squad
+from tests.tasks.question_answering.test_features_sentencepiece import FEATURE_FIELDS
+from tests.tasks.question_answering.test_features_sentencepiece import L
+from tests.tasks.question_answering.test_features_sentencepiece import PREDICTION_FILES
+from tests.tasks.question_answering.test_features_sentencepiece import QLEN
+from tests.tasks.question_answering.test_features_sentencepiece import STRIDE
+from tests.tasks.question_answering.test_features_sentencepiece import assert_same_files
+from tests.tasks.question_answering.test_features_sentencepiece import beam_results
+from tests.tasks.question_answering.test_features_sentencepiece import dump
+from tests.tasks.question_answering.test_features_sentencepiece import records
+from tests.tasks.question_answering.test_features_sentencepiece import run_originals
 from tests.originals import TF1_SUBPROCESS_STUBS
 
 pytestmark = pytest.mark.tf_only
 
-L, STRIDE, QLEN = 64, 16, 12
+FIELDS = FEATURE_FIELDS + ("cls_index",)
 KEYS = [f"{name}/{training}/{uncased}" for name, training in (("v1", False), ("v2", False), ("v2", True))
         for uncased in (True, False)]
 
@@ -35,18 +41,10 @@ flags.DEFINE_bool("uncased", False, "")  # the PyPI copy reads FLAGS without def
 flags.DEFINE_integer("start_n_top", 5, "")
 flags.DEFINE_integer("end_n_top", 5, "")
 flags.FLAGS(["run_squad"])
-BEAM
+HELPERS
 
 sp = spm.SentencePieceProcessor()
 sp.Load(spec["model"])
-
-def dump(f):
-    return {"unique_id": f.unique_id, "example_index": f.example_index, "doc_span_index": f.doc_span_index,
-            "tok_start_to_orig_index": f.tok_start_to_orig_index, "tok_end_to_orig_index": f.tok_end_to_orig_index,
-            "token_is_max_context": sorted(f.token_is_max_context.items()), "input_ids": f.input_ids,
-            "input_mask": f.input_mask, "p_mask": f.p_mask, "segment_ids": f.segment_ids,
-            "paragraph_len": f.paragraph_len, "cls_index": f.cls_index, "start_position": f.start_position,
-            "end_position": f.end_position, "is_impossible": f.is_impossible}
 
 result = {}
 for key in spec["keys"]:
@@ -54,16 +52,12 @@ for key in spec["keys"]:
     training, uncased = training == "True", uncased == "True"
     flags.FLAGS.uncased = uncased
     examples = run_squad.read_squad_examples(spec["files"][name], training)
-    features, objects = [], []
     writer = run_squad.FeatureWriter(os.path.join(spec["out"], key.replace("/", "-") + ".tfrecord"), training)
-    def output(f):
-        features.append(dump(f))
-        objects.append(f)
-        writer.process_feature(f)
+    features, objects, output = collect(writer, spec["fields"])
     run_squad.convert_examples_to_features(examples, sp, spec["L"], spec["stride"], spec["qlen"], training, output)
     writer.close()
     result[key] = features
-    if not training:  # write_predictions on a seeded beam (`beam`, the test's twin)
+    if not training:  # write_predictions on a seeded beam (`beam`, the tests')
         results = [run_squad.RawResult(f.unique_id, *beam(f.unique_id, spec["L"], 5, 5)) for f in objects]
         for n_best, longest in ((20, 30), (3, 4)):
             stem = os.path.join(spec["out"], "%s-%s-%s" % (key.replace("/", "-"), n_best, longest))
@@ -75,57 +69,12 @@ with open(os.path.join(spec["out"], "result.json"), "w") as f:
 '''
 
 
-def beam(unique_id, length, start_n_top, end_n_top):
-    """A seeded stand-in of the beam head's outputs for one window: (start_top_log_probs, start_top_index,
-    end_top_log_probs, end_top_index, cls_logits); ends near their start, log-probs with 1 decimal (ties)."""
-    import random
-
-    rng = random.Random(unique_id)
-    starts = rng.sample(range(length), start_n_top)
-    ends = [s + d for s in starts for d in rng.sample(range(-2, 9), end_n_top)]
-    return ([round(rng.gauss(-2, 1), 1) for _ in starts], starts, [round(rng.gauss(-2, 1), 1) for _ in ends],
-            ends, round(rng.gauss(0, 2), 3))
-
-
-SCRIPT = SCRIPT.replace("BEAM", __import__("inspect").getsource(beam))
-
-
 @pytest.fixture(scope="module")
 def originals(tmp_path_factory):
     pytest.importorskip("sentencepiece")
-    root = tmp_path_factory.mktemp("squad_xlnet")
-    files = {"v1": write_squad(root / "v1.json", False), "v2": write_squad(root / "v2.json", True)}
-    model = write_spm(root / "spiece.model")
-    out = root / "originals"
-    out.mkdir()
-    spec = dict(files=files, model=model, out=str(out), L=L, stride=STRIDE, qlen=QLEN, keys=KEYS)
-    result = subprocess.run([sys.executable, "-c", SCRIPT, json.dumps(spec)], capture_output=True, text=True,
-                            env={**os.environ, "CUDA_VISIBLE_DEVICES": "", "TF_CPP_MIN_LOG_LEVEL": "2"},
-                            timeout=300)
-    assert result.returncode == 0, result.stderr[-3000:]
-    with open(out / "result.json", encoding="utf-8") as f:
-        return dict(files=files, model=model, out=str(out), features=json.load(f))
-
-
-def _dump(f):
-    return {"unique_id": f.unique_id, "example_index": f.example_index, "doc_span_index": f.doc_span_index,
-            "tok_start_to_orig_index": list(f.tok_start_to_orig_index),
-            "tok_end_to_orig_index": list(f.tok_end_to_orig_index),
-            "token_is_max_context": [list(kv) for kv in sorted(f.token_is_max_context.items())],
-            "input_ids": list(f.input_ids), "input_mask": list(f.input_mask), "p_mask": list(f.p_mask),
-            "segment_ids": list(f.segment_ids), "paragraph_len": f.paragraph_len, "cls_index": f.cls_index,
-            "start_position": f.start_position, "end_position": f.end_position, "is_impossible": f.is_impossible}
-
-
-def _records(path):
-    import tensorflow as tf
-
-    records = []
-    for raw in tf.data.TFRecordDataset(path).as_numpy_iterator():
-        example = tf.train.Example.FromString(raw)
-        records.append({k: list(v.int64_list.value) or list(v.float_list.value)
-                        for k, v in example.features.feature.items()})
-    return records
+    files, model, out, features = run_originals(tmp_path_factory.mktemp("squad_xlnet"), SCRIPT, "spiece.model",
+                                                keys=KEYS, fields=FIELDS)
+    return dict(files=files, model=model, out=out, features=features)
 
 
 @pytest.mark.parametrize("key", KEYS)
@@ -142,13 +91,13 @@ def test_features_equal_xlnet_run_squad(originals, key, tmp_path):
     theirs = originals["features"][key]
     assert len(features) == len(theirs) > len(examples)  # several windows
     for ours, original in zip(features, theirs):
-        assert _dump(ours) == original, ours.unique_id
+        assert dump(ours, FIELDS) == original, ours.unique_id
     if training:  # windows without the answer point at <cls>, as impossible ones
         assert {f.start_position == f.cls_index for f in features} == {True, False}
         assert any(f.is_impossible for f in features)
     path = str(tmp_path / "ours.tfrecord")
     assert squad_xlnet.write_features(features, path, training) == len(features)
-    ours, original = _records(path), _records(os.path.join(originals["out"], key.replace("/", "-") + ".tfrecord"))
+    ours, original = records(path), records(os.path.join(originals["out"], key.replace("/", "-") + ".tfrecord"))
     assert ours == original
     assert set(ours[0]) == set(squad_xlnet.TRAINING_FEATURE_NAMES if training else squad_xlnet.FEATURE_NAMES)
 
@@ -156,9 +105,9 @@ def test_features_equal_xlnet_run_squad(originals, key, tmp_path):
 def test_preprocess_text_and_the_digit_comma_split(originals):
     import sentencepiece as spm
 
-    assert squad_xlnet.preprocess_text("  ``Quoted''  Café ") == '"Quoted" Cafe'
+    assert normalize_sentencepiece_text("  ``Quoted''  Café ", xlnet_quotes=True) == '"Quoted" Cafe'
     encode_pieces, _ = squad_xlnet.sentencepiece_functions(spm.SentencePieceProcessor(model_file=originals["model"]))
-    pieces = encode_pieces(squad_xlnet.preprocess_text("sold 1,000 croissants, 9, 10,"))
+    pieces = encode_pieces(normalize_sentencepiece_text("sold 1,000 croissants, 9, 10,", xlnet_quotes=True))
     assert "," in pieces and not any(p[-1] == "," and len(p) > 1 and p[-2].isdigit() for p in pieces)
 
 
@@ -166,8 +115,6 @@ def test_preprocess_text_and_the_digit_comma_split(originals):
 @pytest.mark.parametrize("n_best, longest", [(20, 30), (3, 4)])
 def test_predictions_equal_xlnet_write_predictions(originals, key, n_best, longest, tmp_path):
     """run_squad.write_predictions' three files, byte for byte, on a seeded beam."""
-    import types
-
     import sentencepiece as spm
 
     from keras_pretrain.tasks.question_answering.predictions import write_prediction_files
@@ -179,14 +126,9 @@ def test_predictions_equal_xlnet_write_predictions(originals, key, n_best, longe
     examples = read_squad_examples(originals["files"][name], is_training=False)
     features = squad_xlnet.convert_examples_to_features(examples, encode_pieces, piece_to_id, L, STRIDE, QLEN,
                                                         False, uncased == "True")
-    names = ("start_top_log_probs", "start_top_index", "end_top_log_probs", "end_top_index", "cls_logits")
-    results = [types.SimpleNamespace(unique_id=f.unique_id, **dict(zip(names, beam(f.unique_id, L, 5, 5))))
-               for f in features]
-    predictions, nbest, null_odds = write_predictions(examples, features, results, n_best, longest, 5, 5, "xlnet")
+    predictions, nbest, null_odds = write_predictions(examples, features, beam_results(features), n_best, longest,
+                                                      5, 5, "xlnet")
     write_prediction_files(str(tmp_path), predictions, nbest, null_odds)
-    stem = os.path.join(originals["out"], f"{key.replace('/', '-')}-{n_best}-{longest}")
-    for ours, theirs in (("predictions.json", "-predictions.json"), ("nbest_predictions.json", "-nbest.json"),
-                         ("null_odds.json", "-null_odds.json")):
-        with open(tmp_path / ours, "rb") as a, open(stem + theirs, "rb") as b:
-            assert a.read() == b.read(), ours
+    assert_same_files(tmp_path, os.path.join(originals["out"], f"{key.replace('/', '-')}-{n_best}-{longest}"),
+                      PREDICTION_FILES)
     assert any(predictions.values()) and "" in predictions.values()  # spans found, and a question without one

@@ -167,14 +167,17 @@ def test_albert_runs_albert_squad_utils_pipeline(albert_release, tmp_path):
     assert json.load(open(os.path.join(out, "predictions.json"), encoding="utf-8")) == predictions
     assert json.load(open(os.path.join(out, "nbest_predictions.json"), encoding="utf-8")) == nbest
     assert "exact_match" in json.load(open(os.path.join(out, "eval_results.json")))
+    check_features_only(albert_release, tmp_path, "squad-v1.1", data, features_sentencepiece.write_features, features)
 
-    _, features_out = run(albert_release, tmp_path / "f", "--task", "squad-v1.1", "--train-file", data,
-                          "--predict-file", data, "--features-only")
+
+def check_features_only(release, tmp_path, task, data, write_features, features):
+    """`--features-only` writes the evaluation records `write_features` writes for `features`, byte for byte."""
+    _, features_out = run(release, tmp_path / "f", "--task", task, "--train-file", data, "--predict-file", data,
+                          "--features-only")
     expected = str(tmp_path / "expected.tf_record")
-    features_sentencepiece.write_features(features, expected, False)
+    write_features(features, expected, False)
     with open(expected, "rb") as a, open(os.path.join(features_out, "eval.tf_record"), "rb") as b:
         assert a.read() == b.read()
-
 
 
 @pytest.fixture(scope="module")
@@ -221,43 +224,38 @@ def check_beam_run(out, summary, family, examples, features):
     assert "best_f1" in scores and "HasAns_exact" in scores
 
 
-def test_xlnet_runs_xlnet_run_squad_pipeline(xlnet_release, tmp_path):
-    """XLNet: run_squad.py's features (--features-only records), the answer-class head, its write_predictions."""
+def run_beam_model(release, tmp_path, family, build_features):
+    """A squad-v2.0 run of `release` (the answer-class model), checked by `check_beam_run` against the
+    evaluation features `build_features(examples, tokenizer, options, 24, False)` of the recipe; returns
+    `(data file, features)`."""
     import types
 
+    data = write_squad(tmp_path / "squad.json", v2=True)
+    summary, out = run(release, tmp_path, "--task", "squad-v2.0", "--train-file", data, "--predict-file", data)
+    _, _, tokenizer = finetune.load_pretrained(finetune.build_parser(), release, None)
+    options = types.SimpleNamespace(doc_stride=4, max_query_length=8)
+    examples = squad.read_squad_examples(data, is_training=False)
+    features = build_features(examples, tokenizer, options, 24, False)
+    check_beam_run(out, summary, family, examples, features)
+    return data, features
+
+
+def test_xlnet_runs_xlnet_run_squad_pipeline(xlnet_release, tmp_path):
+    """XLNet: run_squad.py's features (--features-only records), the answer-class head, its write_predictions."""
+    import functools
+
     from keras_pretrain.tasks.question_answering import features_xlnet as squad_xlnet
-    from keras_pretrain.tasks.question_answering import squad as squad_sentencepiece
     from recipes import finetune_squad_beam
 
-    data = write_squad(tmp_path / "squad.json", v2=True)
-    summary, out = run(xlnet_release, tmp_path, "--task", "squad-v2.0", "--train-file", data, "--predict-file", data)
-    _, _, tokenizer = finetune.load_pretrained(finetune.build_parser(), xlnet_release, None)
-    options = types.SimpleNamespace(doc_stride=4, max_query_length=8)
-    examples = squad_sentencepiece.read_squad_examples(data, is_training=False)
-    features = finetune_squad_beam.features("xlnet", examples, tokenizer, options, 24, False)
-    check_beam_run(out, summary, "xlnet", examples, features)
-
-    _, features_out = run(xlnet_release, tmp_path / "f", "--task", "squad-v2.0", "--train-file", data,
-                          "--predict-file", data, "--features-only")
-    expected = str(tmp_path / "expected.tf_record")
-    squad_xlnet.write_features(features, expected, False)
-    with open(expected, "rb") as a, open(os.path.join(features_out, "eval.tf_record"), "rb") as b:
-        assert a.read() == b.read()
+    data, features = run_beam_model(xlnet_release, tmp_path, "xlnet",
+                                    functools.partial(finetune_squad_beam.features, "xlnet"))
+    check_features_only(xlnet_release, tmp_path, "squad-v2.0", data, squad_xlnet.write_features, features)
 
 
 def test_albert_v2_runs_the_answer_class_model(albert_release, tmp_path):
-    import types
-
-    from keras_pretrain.tasks.question_answering import squad as squad_sentencepiece
     from recipes import finetune_squad_albert
 
-    data = write_squad(tmp_path / "squad.json", v2=True)
-    summary, out = run(albert_release, tmp_path, "--task", "squad-v2.0", "--train-file", data, "--predict-file", data)
-    _, _, tokenizer = finetune.load_pretrained(finetune.build_parser(), albert_release, None)
-    options = types.SimpleNamespace(doc_stride=4, max_query_length=8)
-    examples = squad_sentencepiece.read_squad_examples(data, is_training=False)
-    features = finetune_squad_albert.features(examples, tokenizer, options, 24, False)
-    check_beam_run(out, summary, "albert", examples, features)
+    run_beam_model(albert_release, tmp_path, "albert", finetune_squad_albert.features)
 
 
 @pytest.fixture(scope="module")

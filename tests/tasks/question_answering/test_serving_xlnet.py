@@ -55,9 +55,10 @@ def write_spm(path):
     the pieces "0," and "5," ("10," -> "▁1" "0,", which xlnet's `encode_pieces` re-splits to "▁1" "0" ",")."""
     import sentencepiece as spm
 
-    from keras_pretrain.tasks.question_answering.features_xlnet import preprocess_text
+    from keras_pretrain.tasks.question_answering.features_sentencepiece import normalize_sentencepiece_text
 
-    lines = [preprocess_text(t, lower=lower) for t in (LONG, ACCENTS, CJK, PUNCT, QUOTES) for lower in (True, False)]
+    lines = [normalize_sentencepiece_text(t, lower=lower, xlnet_quotes=True)
+             for t in (LONG, ACCENTS, CJK, PUNCT, QUOTES) for lower in (True, False)]
     buffer = io.BytesIO()
     spm.SentencePieceTrainer.train(sentence_iterator=iter(lines * 10), model_writer=buffer, vocab_size=220,
                                    model_type="unigram", hard_vocab_limit=False, minloglevel=2, unk_id=0, bos_id=1,
@@ -178,6 +179,7 @@ def test_pieces_equal_xlnet_encode_pieces_on_random_text(tmp_path):
     import tensorflow as tf
 
     from keras_pretrain.tasks.question_answering import features_xlnet as squad_xlnet
+    from keras_pretrain.tasks.question_answering.features_sentencepiece import normalize_sentencepiece_text
     from keras_pretrain.tasks.question_answering.serving_sentencepiece import XLNetLayout
 
     _, tokenizer = model_and_tokenizer(tmp_path, False, 0)
@@ -195,10 +197,11 @@ def test_pieces_equal_xlnet_encode_pieces_on_random_text(tmp_path):
         pieces = layout._pieces(tf, tf.constant(texts))
         ids = layout._ids(tf, pieces)
         for i, text in enumerate(texts):
-            expected = encode(squad_xlnet.preprocess_text(text, lower=lowercase))
+            preprocessed = normalize_sentencepiece_text(text, lower=lowercase, xlnet_quotes=True)
+            expected = encode(preprocessed)
             assert [p.decode("utf-8") for p in pieces[i].numpy()] == expected, text
             assert ids[i].numpy().tolist() == [piece_to_id(p) for p in expected]
-            albert = [p for piece in processor.EncodeAsPieces(squad_xlnet.preprocess_text(text, lower=lowercase))
+            albert = [p for piece in processor.EncodeAsPieces(preprocessed)
                       for p in ([piece] if not (len(piece) > 1 and piece[-1] == "," and piece[-2].isdigit()) else
                                 processor.EncodeAsPieces(piece[:-1].replace("\u2581", "")) + [","])]
             dropped += albert != expected
