@@ -21,7 +21,7 @@ from recipes import common
 
 
 def build_parser():
-    parser = argparse.ArgumentParser(
+    parser = common.ArgumentParser(
         prog="python -m recipes.albert_to_savedmodel",
         description="Convert a published ALBERT checkpoint (albert_*_v2 / albert_*_zh "
         ".tar.gz, extracted folder or TF1 hub module) into TF-Hub-style encoder "

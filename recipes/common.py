@@ -7,8 +7,13 @@ error (`parser.error`, exit code 2) with the library's message.
 """
 
 import argparse
+import contextlib
+import difflib
 import importlib
 import os
+import re
+import sys
+import tempfile
 
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
@@ -206,3 +211,108 @@ def acquire_lock(parser, out):
         return training.acquire_lock(out)
     except training.RunFolderError as e:
         parser.error(str(e))
+
+
+# === The command line: one parser class, quiet start-up ===
+
+# Set by `recipes.cli` (the `keras-pretrain` console script): the program name every recipe's usage shows
+# ("keras-pretrain finetune") instead of "python -m recipes.finetune".
+COMMAND_PROG = None
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """The recipes' parser: no abbreviated options (`--seq` is not taken for `--seq-length`), an unknown
+    option gets a "did you mean" line (`--seq_length` -> `--seq-length`), `HelpFormatter` by default, and
+    under `keras-pretrain <command>` the usage names that command."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        if COMMAND_PROG and str(kwargs.get("prog", "")).startswith("python -m "):
+            kwargs["prog"] = COMMAND_PROG
+        super().__init__(*args, **kwargs)
+
+    def _option_strings(self):
+        """Every `--option` of this parser and of its subcommands' parsers."""
+        options = []
+        for action in self._actions:
+            options += [o for o in action.option_strings if o.startswith("--")]
+            if isinstance(action, argparse._SubParsersAction):
+                for sub in action.choices.values():
+                    options += sub._option_strings() if isinstance(sub, ArgumentParser) else []
+        return options
+
+    def suggestion(self, argument):
+        """`--x-y` for `--x_y` (or the closest option), or None."""
+        name = argument.split("=", 1)[0]
+        if not name.startswith("--"):
+            return None
+        options = self._option_strings()
+        kebab = name.replace("_", "-")
+        if kebab in options:
+            return kebab
+        prefixed = sorted({o for o in options if o.startswith(kebab)})
+        if len(prefixed) == 1:  # an abbreviation, which the parser does not take
+            return prefixed[0]
+        close = difflib.get_close_matches(kebab, options, n=1, cutoff=0.6)
+        return close[0] if close else None
+
+    def error(self, message):
+        prefix = "unrecognized arguments: "
+        if message.startswith(prefix):
+            hints = [f"{a} -> {s}" for a in message[len(prefix):].split() if (s := self.suggestion(a))]
+            if hints:
+                message += f" (did you mean: {', '.join(hints)}?)"
+        super().error(message)
+
+
+# Lines TensorFlow's native libraries write to stderr while they load on a machine without a GPU (absl's
+# pre-initialisation warning, the CUDA driver probe, the CPU-feature note, oneDNN's note, cuDNN/cuFFT/cuBLAS
+# factory registration): information about the build, not about the run.
+NATIVE_NOISE = re.compile(
+    r"^(WARNING: All log messages before absl::InitializeLog\(\) is called"
+    r"|[IWE]\d{4} [\d:. ]+\d+ (cudart_stub|cuda_platform|cuda_executor|cpu_feature_guard|cuda_dnn|cuda_fft"
+    r"|cuda_blas|computation_placer|port)\.cc:\d+\]"
+    r"|To enable the following instructions: .* rebuild TensorFlow"
+    r"|.*oneDNN custom operations are on"
+    r"|.*TF-TRT Warning: Could not find TensorRT)"
+)
+
+
+@contextlib.contextmanager
+def native_noise_filtered():
+    """File descriptor 2 goes to a temporary file while the block runs (import TensorFlow, find the devices);
+    afterwards the lines that are not `NATIVE_NOISE` are written to stderr, in order: nothing is lost, the
+    start-up notes of TensorFlow's native libraries are not shown. `KERAS_PRETRAIN_NATIVE_LOGS=1` shows all."""
+    if os.environ.get("KERAS_PRETRAIN_NATIVE_LOGS") == "1":
+        yield
+        return
+    sys.stderr.flush()
+    try:
+        saved = os.dup(2)
+    except OSError:  # no standard error to filter
+        yield
+        return
+    with tempfile.TemporaryFile() as capture:
+        os.dup2(capture.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            capture.seek(0)
+            kept = [line for line in capture.read().decode("utf-8", "replace").splitlines(keepends=True)
+                    if not NATIVE_NOISE.match(line)]
+            if kept:
+                sys.stderr.write("".join(kept))
+                sys.stderr.flush()
+
+
+def start_tensorflow():
+    """Imports TensorFlow (every backend's preprocessing runs on it) and probes its devices, with the native
+    start-up lines filtered (`native_noise_filtered`). Recipes call it after parsing their arguments."""
+    with native_noise_filtered():
+        import tensorflow as tf
+
+        tf.config.list_physical_devices("GPU")

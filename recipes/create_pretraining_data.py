@@ -30,7 +30,7 @@ MASKINGS = ("token", "whole_word", "ngram", "knowledge")
 
 
 def build_parser():
-    p = argparse.ArgumentParser(
+    p = common.ArgumentParser(
         prog="python -m recipes.create_pretraining_data",
         description="Create masked-LM pretraining TFRecords (static masking, dupe_factor copies).",
         formatter_class=common.HelpFormatter,

@@ -7,7 +7,6 @@ prints teacher vs student masked-LM accuracy on held-out data and their paramete
 three minutes on 2 CPU cores. Run `python -m recipes.distill --help` for every option.
 """
 
-import argparse
 import sys
 import tempfile
 import time
@@ -18,7 +17,7 @@ from recipes.pretrain import DEFAULT_CORPUS
 
 
 def build_parser():
-    parser = argparse.ArgumentParser(
+    parser = common.ArgumentParser(
         prog="python -m recipes.distill",
         description=__doc__,
         formatter_class=common.HelpFormatter,

@@ -36,12 +36,12 @@ a tag that is not an IOB tag, an E- or S- tag with `--strict`) prints one line n
 the problem, and exits with status 2.
 """
 
-import argparse
 import functools
 import json
 import math
 import sys
 
+from recipes import common
 from recipes.common import HelpFormatter
 
 
@@ -79,8 +79,8 @@ def add_conll(subparsers):
 
 
 def build_parser():
-    parser = argparse.ArgumentParser(prog="python -m recipes.evaluate", description=__doc__,
-                                     formatter_class=HelpFormatter)
+    parser = common.ArgumentParser(prog="python -m recipes.evaluate", description=__doc__,
+                                   formatter_class=HelpFormatter)
     subparsers = parser.add_subparsers(dest="benchmark", required=True, metavar="BENCHMARK")
     add_glue(subparsers)
     add_squad(subparsers)

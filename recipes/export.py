@@ -20,7 +20,6 @@ The output folder must be new or empty; nothing is written through a symbolic li
 line naming the file and the problem and exits with status 2.
 """
 
-import argparse
 import contextlib
 import os
 import shutil
@@ -32,8 +31,8 @@ TARGETS = ("huggingface", "bilm", "tfhub", "savedmodel")
 
 
 def build_parser():
-    parser = argparse.ArgumentParser(prog="python -m recipes.export", description=__doc__,
-                                     formatter_class=common.HelpFormatter)
+    parser = common.ArgumentParser(prog="python -m recipes.export", description=__doc__,
+                                   formatter_class=common.HelpFormatter)
     parser.add_argument("--from", dest="source", required=True,
                         help="a pretraining run folder, a .keras file, or a published release in any format "
                              "keras_pretrain.convert.load reads")
@@ -99,6 +98,7 @@ def main(argv=None):
     created = not os.path.exists(args.out)
     model, tokenizer = read_source(parser, args.source, args.pretrainer)
 
+    common.start_tensorflow()
     from keras_pretrain import convert
     from keras_pretrain.errors import ConfigError
     from keras_pretrain.errors import ExportError

@@ -17,8 +17,8 @@ MASK = "[MASK]"
 
 
 def build_parser():
-    parser = argparse.ArgumentParser(prog="python -m recipes.fill_mask", description=__doc__,
-                                     formatter_class=common.HelpFormatter)
+    parser = common.ArgumentParser(prog="python -m recipes.fill_mask", description=__doc__,
+                                   formatter_class=common.HelpFormatter)
     parser.add_argument("--from", dest="source", required=True, help="module folder or run folder with module/")
     parser.add_argument("--top-k", type=int, default=5, help="predictions shown per mask")
     parser.add_argument("--lowercase", action=argparse.BooleanOptionalAction, default=None,
@@ -110,6 +110,7 @@ def main(argv=None):
     for text in args.texts:
         if MASK not in text:
             parser.error(f"no {MASK} in {text!r}")
+    common.start_tensorflow()
     from keras_pretrain.errors import KerasPretrainError
 
     try:

@@ -47,8 +47,8 @@ DEFAULT_SEQ_LENGTH = 128
 
 
 def build_parser():
-    parser = argparse.ArgumentParser(prog="python -m recipes.finetune", description=__doc__,
-                                     formatter_class=common.HelpFormatter)
+    parser = common.ArgumentParser(prog="python -m recipes.finetune", description=__doc__,
+                                   formatter_class=common.HelpFormatter)
     parser.add_argument("--from", dest="source", required=True, help="pretraining run folder, module folder, or a published release (folder, archive or checkpoint in any format keras_pretrain.convert.load reads)")
     parser.add_argument("--task", default="classify", choices=list(finetune_data.TASKS) + list(finetune_squad.TASKS) + list(finetune_ner.TASKS),
                         help="classify / pair / regression / multi-label (a table, --data), a GLUE task, swag or race (a task folder, --data-dir), squad-v1.1 / squad-v2.0 (JSON) or ner (CoNLL files) (--train-file, --predict-file)")

@@ -9,7 +9,6 @@ one continuation per prompt.
 Example: python -m recipes.generate --from runs/gpt-demo --prompt "the cat" --sampler top_p --p 0.9
 """
 
-import argparse
 import os
 import sys
 
@@ -19,7 +18,7 @@ SAMPLERS = ("greedy", "top_k", "top_p", "random")
 
 
 def build_parser():
-    parser = argparse.ArgumentParser(
+    parser = common.ArgumentParser(
         prog="python -m recipes.generate",
         description=__doc__,
         formatter_class=common.HelpFormatter,
@@ -59,6 +58,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     check_args(parser, args)
 
+    common.start_tensorflow()
     import keras
 
     from keras_pretrain.errors import ConfigError

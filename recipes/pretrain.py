@@ -13,7 +13,6 @@ XLNet, bilm-tf ELMo, OpenAI GPT-1, fairseq RoBERTa): its family (printed, the
 default `--model`), configuration, weights, heads and vocabulary are used.
 """
 
-import argparse
 import json
 import os
 import sys
@@ -43,7 +42,7 @@ MODELS = families.names()
 
 
 def build_parser():
-    parser = argparse.ArgumentParser(
+    parser = common.ArgumentParser(
         prog="python -m recipes.pretrain",
         description=__doc__,
         formatter_class=common.HelpFormatter,
